@@ -1,0 +1,41 @@
+# Two commands for a fresh machine:  make demo   and   make test
+# Each creates the virtual environment(s) it needs under .venv/.
+
+PYTHON ?= python3
+PIP_QUIET ?= -q
+# The CPU build; a bare torch requirement would pull a multi-GB CUDA build.
+TORCH ?= torch==2.13.0
+VF_031 := 0.3.1
+VF_040 := 0.4.0
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-031 test-040 bench clean venvs
+
+.venv/vf%/.installed: pyproject.toml
+	@echo ">> creating .venv/vf$* (verifiers==$(VF_$*))" >&2
+	$(PYTHON) -m venv .venv/vf$*
+	.venv/vf$*/bin/python -m pip install $(PIP_QUIET) --upgrade pip
+	.venv/vf$*/bin/python -m pip install $(PIP_QUIET) "$(TORCH)"
+	.venv/vf$*/bin/python -m pip install $(PIP_QUIET) -e ".[test,train]" "verifiers==$(VF_$*)"
+	@touch $@
+
+venvs: .venv/vf031/.installed .venv/vf040/.installed
+
+# The pack's pipeline, offline, on an example environment and dataset made by the project.
+demo: .venv/vf031/.installed
+	PATH="$(CURDIR)/.venv/vf031/bin:$$PATH" bash demo/run.sh
+
+# Both verifiers generations, each in its own virtual environment.
+test: test-031 test-040
+
+test-031: .venv/vf031/.installed
+	PATH="$(CURDIR)/.venv/vf031/bin:$$PATH" .venv/vf031/bin/python -m pytest $(PYTEST_ARGS)
+
+test-040: .venv/vf040/.installed
+	PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" .venv/vf040/bin/python -m pytest $(PYTEST_ARGS)
+
+bench: .venv/vf031/.installed
+	.venv/vf031/bin/python bench/run_all.py
+
+clean:
+	rm -rf .venv .demo-out
