@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Benchmark: check_reward_distribution on a generated 1,000,000-row vf-eval results file,
+against pandas.read_json(lines=True) and a plain json.loads loop, in the same run.
+
+Each approach runs in its own subprocess, which reports its own wall time and peak memory
+(ru_maxrss). pandas runs under an address-space cap (BENCH_PANDAS_MEM_GB, default 8) so the
+baseline cannot exhaust a shared machine. Baselines compute the least the tool does: mean reward and per-example reward
+std (group signal). Targets (issue 5): the tool under 10 s and 500 MB peak, and faster than
+both baselines.
+
+usage: python bench/bench_check_reward_distribution.py [ROWS] [--keep DIR]
+Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ROLLOUTS = 4
+
+# A verifiers 0.3.1 vf-eval row (same fields and nesting as save_utils.state_to_output writes).
+ROW = (
+    '{{"example_id": {ex}, "prompt": [{{"role": "system", "content": "Answer in <answer></answer> tags."}}, '
+    '{{"role": "user", "content": "Ada has {b} boxes with {a} marbles in each box. She gives away {c}. '
+    'How many marbles does Ada have left?"}}], "completion": [{{"role": "assistant", "content": '
+    '"{b} * {a} = {ab}; {ab} - {c} = {ans}. <answer>{out}</answer>", "reasoning_content": null, '
+    '"thinking_blocks": null, "tool_calls": null}}], "answer": "{ans}", "reward": {reward}, "error": null, '
+    '"timing": {{"start_time": {t}, "setup": {{"start": {t}, "end": {t}, "duration": 3.3e-06}}, "generation": '
+    '{{"start": {t}, "end": {t}, "duration": 0.0283}}, "scoring": {{"start": {t}, "end": {t}, "duration": 0.00116}}, '
+    '"model": {{"spans": [{{"start": {t}, "end": {t}, "duration": 0.0272}}], "duration": 0.0272}}, "env": '
+    '{{"spans": [], "duration": 0}}, "total": 0.0296, "overhead": 0.0012}}, "is_completed": true, '
+    '"is_truncated": false, "stop_condition": "max_turns_reached", "metrics": {{"correct_answer": {correct}, '
+    '"format_reward_func": 1.0, "num_turns": 1.0}}, "tool_defs": [], "token_usage": {{"input_tokens": 52.0, '
+    '"output_tokens": 31.0, "final_output_tokens": 31, "final_input_tokens": 52}}, "correct_answer": {correct}, '
+    '"format_reward_func": 1.0, "num_turns": 1.0}}\n'
+)
+
+
+def generate(path: Path, rows: int) -> None:
+    import random
+
+    rng = random.Random(5)
+    with path.open("w") as f:
+        buf = []
+        for i in range(rows):
+            ex = i // ROLLOUTS
+            a, b, c = 3 + ex % 37, 2 + ex % 7, 1 + ex % 19
+            correct = 1.0 if rng.random() < (ex % 5 + 0.5) / 5 else 0.0
+            ans = a * b - c
+            buf.append(ROW.format(ex=ex, a=a, b=b, c=c, ab=a * b, ans=ans, out=ans if correct else ans + 1,
+                                  correct=correct, reward=correct + 0.2, t=1795349550.5 + i * 1e-4))
+            if len(buf) == 10_000:
+                f.write("".join(buf))
+                buf.clear()
+        f.write("".join(buf))
+    (path.parent / "metadata.json").write_text(json.dumps(
+        {"env_id": "bench", "model": "m", "num_examples": rows // ROLLOUTS, "rollouts_per_example": ROLLOUTS}))
+
+
+# -- the approaches, each run in a child process ------------------------------------------
+
+
+def child_tool(path: str) -> dict:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import check_reward_distribution as tool
+
+    import io
+
+    captured = io.StringIO()
+    stdout, sys.stdout = sys.stdout, captured
+    try:
+        code = tool.main(["--results", path, "--json"])
+    finally:
+        sys.stdout = stdout
+    result = json.loads(captured.getvalue())
+    if result["status"] == "error":  # an internal error or unreadable input is not a measurement
+        raise SystemExit(f"tool failed: {result['summary']}")
+    d = result["data"]
+    from vlab import distribution
+
+    big = Path(path).stat().st_size >= distribution.PARALLEL_MIN_BYTES
+    return {"exit_code": code, "mean": d["reward"]["mean"], "zero_variance": d["groups"].get("zero_variance_share"),
+            "rollouts": d["counts"]["rollouts"], "workers": min(4, os.cpu_count() or 1) if big else 0}
+
+
+def child_pandas(path: str) -> dict:
+    # pandas holds every row as Python objects: cap its address space so the baseline cannot
+    # take the machine's memory from everyone else (a MemoryError is reported as such).
+    limit = int(float(os.environ.get("BENCH_PANDAS_MEM_GB", "8")) * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    import pandas as pd
+
+    df = pd.read_json(path, lines=True)
+    std = df.groupby("example_id")["reward"].std(ddof=0)
+    return {"mean": float(df["reward"].mean()), "zero_variance": float((std == 0).mean())}
+
+
+def child_json(path: str) -> dict:
+    import statistics
+
+    groups: dict = {}
+    total = n = 0
+    with open(path, "rb") as f:
+        for line in f:
+            row = json.loads(line)
+            r = row["reward"]
+            total += r
+            n += 1
+            groups.setdefault(row["example_id"], []).append(r)
+    zero = sum(1 for g in groups.values() if statistics.pstdev(g) == 0)
+    return {"mean": total / n, "zero_variance": zero / len(groups)}
+
+
+CHILDREN = {"check_reward_distribution": child_tool, "pandas_read_json": child_pandas, "json_loads_loop": child_json}
+
+
+def run_child(name: str, path: Path) -> dict:
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, __file__, "--child", name, str(path)], capture_output=True, text=True,
+                          cwd=ROOT)
+    if proc.returncode != 0 and ("MemoryError" in proc.stderr or "Could not reserve memory" in proc.stderr):
+        return {"error": f"MemoryError under the {os.environ.get('BENCH_PANDAS_MEM_GB', '8')} GB cap",
+                "seconds_until_error": round(time.perf_counter() - t, 1)}
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"rc {proc.returncode}"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+PREFIX_ROWS = 100_000
+
+
+def write_prefix(path: Path, prefix: Path, rows: int) -> None:
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("rb") as src, prefix.open("wb") as dst:
+        for _, line in zip(range(rows), src):
+            dst.write(line)
+
+
+def ratios(results: dict) -> dict:
+    """Speed-up (baseline wall time / tool wall time) and memory ratio against each baseline."""
+    tool, out = results["check_reward_distribution"], {}
+    if "seconds" not in tool:
+        return out
+    for base in ("pandas_read_json", "json_loads_loop"):
+        r = results[base]
+        if "seconds_until_error" in r:  # a lower bound: it failed after this long
+            out[f"speedup_vs_{base}"] = round(r["seconds_until_error"] / tool["seconds"], 2)
+            out[f"speedup_vs_{base}_is_lower_bound"] = True
+        if "seconds" in r:
+            out[f"speedup_vs_{base}"] = round(r["seconds"] / tool["seconds"], 2)
+            out[f"cpu_speedup_vs_{base}"] = round(r["cpu_s"] / tool["cpu_s"], 2)
+            out[f"memory_ratio_vs_{base}"] = round(tool["peak_mb"] / r["peak_mb"], 3)
+    return out
+
+
+def main() -> int:
+    if len(sys.argv) >= 4 and sys.argv[1] == "--child":
+        name, path = sys.argv[2], sys.argv[3]
+        t = time.perf_counter()
+        out = CHILDREN[name](path)
+        out["seconds"] = round(time.perf_counter() - t, 3)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)  # the tool's reader processes, if any
+        # CPU time is fairer than wall time on a shared machine
+        out["cpu_s"] = round(usage.ru_utime + usage.ru_stime + children.ru_utime + children.ru_stime, 3)
+        # ru_maxrss is KiB on Linux. With reader processes, count each at the largest one's peak
+        # on top of the parent's (they run at the same time): an upper bound.
+        workers = out.pop("workers", 0)
+        out["peak_mb"] = round((usage.ru_maxrss + workers * children.ru_maxrss) / 1024, 1)
+        if workers:
+            out["reader_processes"] = workers
+            out["peak_mb_parent"] = round(usage.ru_maxrss / 1024, 1)
+            out["peak_mb_largest_reader"] = round(children.ru_maxrss / 1024, 1)
+        print(json.dumps(out))
+        return 0
+    args = sys.argv[1:]
+    keep = None
+    if "--keep" in args:
+        keep = Path(args[args.index("--keep") + 1])
+        del args[args.index("--keep"):args.index("--keep") + 2]
+    rows = int(args[0]) if args else 1_000_000
+    with tempfile.TemporaryDirectory(prefix="bench-crd-") as tmp:
+        folder = keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "results.jsonl"
+        t = time.perf_counter()
+        if not path.exists():
+            generate(path, rows)
+        gen_s = time.perf_counter() - t
+        results = {name: run_child(name, path) for name in CHILDREN}
+        size_mb = path.stat().st_size / 2**20
+        out = {"bench": "check_reward_distribution", "rows": rows, "file_mb": round(size_mb, 1),
+               "cpus": os.cpu_count(), "loadavg_1m": round(os.getloadavg()[0], 2),
+               "generate_s": round(gen_s, 1), **results, **ratios(results)}
+        if "error" in results["pandas_read_json"] and rows > PREFIX_ROWS:
+            # pandas cannot hold the full file under its cap: compare all three on a prefix it can hold
+            prefix = Path(tmp) / "prefix" / "results.jsonl"
+            write_prefix(path, prefix, PREFIX_ROWS)
+            small = {name: run_child(name, prefix) for name in CHILDREN}
+            out[f"at_{PREFIX_ROWS}_rows"] = {**small, **ratios(small)}
+    tool = results["check_reward_distribution"]
+    out["targets"] = {"seconds": 10, "peak_mb": 500}
+    out["ok"] = bool("seconds" in tool and tool["seconds"] < 10 and tool["peak_mb"] < 500
+                     and all(out.get(f"speedup_vs_{b}", 0) > 1 for b in ("pandas_read_json", "json_loads_loop")))
+    print(json.dumps(out))
+    return 0 if out["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

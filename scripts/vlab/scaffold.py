@@ -1,0 +1,235 @@
+"""Create an environment package from one of the pack's templates.
+
+A template is a working package in ``templates/environments/<template>/``: one
+module named after the template (``classic_numeric.py``), its ``pyproject.toml``
+and ``README.md``. Scaffolding copies it under a new name (module, distribution
+name, class names) and rewrites the column-mapping constants at the top of the
+module (``QUESTION_COLUMN = "..."``) from ``inspect_dataset --json`` output or
+from flags. The new folder appears whole or not at all, and never replaces
+anything: it is assembled in a temporary folder and renamed into place.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import keyword
+import os
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .paths import templates_dir
+from .result import UsageError
+
+TEMPLATES_DIR = templates_dir() / "environments"
+
+# Which module constant holds which dataset role, per template. A template absent
+# here has no column mapping to fill.
+ROLE_CONSTANTS: dict[str, dict[str, str]] = {
+    "classic-numeric": {"prompt": "QUESTION_COLUMN", "answer": "ANSWER_COLUMN"},
+    "classic-multiturn-tool": {"prompt": "QUESTION_COLUMN", "answer": "ANSWER_COLUMN"},
+    "classic-multiple-choice": {"prompt": "QUESTION_COLUMN", "choices": "CHOICES_COLUMN", "answer": "ANSWER_COLUMN"},
+    "classic-classification": {"prompt": "TEXT_COLUMN", "answer": "LABEL_COLUMN"},
+    "v1-numeric": {"prompt": "QUESTION_COLUMN", "answer": "ANSWER_COLUMN"},
+    "v1-multiple-choice": {"prompt": "QUESTION_COLUMN", "choices": "CHOICES_COLUMN", "answer": "ANSWER_COLUMN"},
+}
+
+# Answer formats (inspect_dataset's answer_format.type) each template's reward reads
+# correctly; any other format gets a warning, not a refusal.
+FITTING_FORMATS: dict[str, set[str]] = {
+    "classic-numeric": {"gsm8k", "number"},
+    "classic-multiturn-tool": {"gsm8k", "number"},
+    "v1-numeric": {"gsm8k", "number"},
+    "classic-multiple-choice": {"multiple_choice_index", "multiple_choice_letter"},
+    "v1-multiple-choice": {"multiple_choice_index", "multiple_choice_letter"},
+    "classic-classification": {"boolean", "class_label", "short_text"},
+}
+
+NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
+MAX_NAME = 64
+# Module names that would shadow what the package itself imports.
+RESERVED = {"verifiers", "datasets", "vf", "vlab", "test", "tests", "environment", "environments", "openai", "torch"}
+
+
+def templates() -> list[str]:
+    return sorted(p.name for p in TEMPLATES_DIR.iterdir() if (p / "pyproject.toml").is_file()) if TEMPLATES_DIR.is_dir() else []
+
+
+def generation(template: str) -> str:
+    return "v1" if template.startswith("v1-") else "classic"
+
+
+@dataclass
+class Names:
+    """The three spellings of one environment name."""
+
+    dist: str  # my-env: the distribution name, the env id on the Hub
+    module: str  # my_env: the importable module
+    prefix: str  # MyEnv: the prefix of the v1 class names
+
+    @classmethod
+    def of(cls, name: str) -> "Names":
+        module = name.replace("-", "_")
+        return cls(dist=module.replace("_", "-"), module=module,
+                   prefix="".join(part[:1].upper() + part[1:] for part in module.split("_")))
+
+
+def validate_name(name: str) -> Names:
+    """A name usable as a Hub env id, a distribution name and a module name, or UsageError."""
+    hint = "use lower-case letters, digits and single - or _ between words, starting with a letter (e.g. gsm8k-boxed)"
+    if not name or len(name) > MAX_NAME:
+        raise UsageError(f"environment name must be 1-{MAX_NAME} characters (got {len(name)})", hint=hint)
+    if not NAME_RE.fullmatch(name):
+        raise UsageError(f"invalid environment name {name!r}", hint=hint)
+    names = Names.of(name)
+    if keyword.iskeyword(names.module) or names.module in sys.stdlib_module_names or names.module in RESERVED:
+        raise UsageError(f"environment name {name!r} would import as {names.module!r}, which shadows a Python or "
+                         "library module", hint="choose a more specific name, e.g. " + f"{names.dist}-env")
+    return names
+
+
+@dataclass
+class Mapping:
+    """Dataset columns for the template's roles, and where each came from."""
+
+    columns: dict[str, str] = field(default_factory=dict)  # role -> column
+    sources: dict[str, str] = field(default_factory=dict)  # role -> "flag" / "inspect_dataset (0.95)" / "template default"
+    dataset: dict[str, str | None] = field(default_factory=dict)  # Hub defaults: dataset_name, dataset_config, dataset_split
+    recommended: dict[str, str | None] = field(default_factory=dict)  # inspect_dataset's template per generation
+    answer_format: str | None = None
+    prompt_kind: str | None = None
+    inspect_status: str | None = None
+    local_path: str | None = None  # the local data file inspect_dataset read (for next steps, never written)
+
+
+def read_inspect(path: str) -> dict:
+    """The result object `inspect_dataset --json` printed, from a file or '-' (stdin)."""
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"cannot read inspect_dataset output {path}: {err.strerror or err}",
+                         hint="save it first: python scripts/inspect_dataset.py DATA --json > inspect.json") from err
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{path} is not JSON ({err.msg} at line {err.lineno})",
+                         hint="pass the file `inspect_dataset --json` wrote, unchanged") from err
+    if not isinstance(obj, dict) or obj.get("tool") != "inspect_dataset" or not isinstance(obj.get("data"), dict):
+        raise UsageError(f"{path} is not inspect_dataset --json output (no tool='inspect_dataset' result)",
+                         hint="python scripts/inspect_dataset.py DATA --json > inspect.json")
+    return obj
+
+
+def mapping_from_inspect(obj: dict) -> Mapping:
+    data = obj["data"]
+    roles = data.get("roles") or {}
+    rec = data.get("recommendation") or {}
+    found = Mapping(inspect_status=obj.get("status"))
+    for role in ("prompt", "answer", "choices"):
+        entry = roles.get(role)
+        if isinstance(entry, dict) and entry.get("column"):
+            found.columns[role] = str(entry["column"])
+            conf = entry.get("confidence")
+            found.sources[role] = f"inspect_dataset ({conf:.2f})" if isinstance(conf, (int, float)) else "inspect_dataset"
+    mapping = rec.get("column_mapping") or {}
+    for role in ("prompt", "answer"):  # the recommendation has the final say (it honours --*-column overrides)
+        if mapping.get(role) and role not in found.columns:
+            found.columns[role] = str(mapping[role])
+            found.sources[role] = "inspect_dataset"
+    found.prompt_kind = mapping.get("prompt_kind") or (roles.get("prompt") or {}).get("kind")
+    found.recommended = dict(rec.get("templates") or {})
+    if rec.get("template") and not any(found.recommended.values()):
+        found.recommended[generation(rec["template"])] = rec["template"]
+    fmt = data.get("answer_format") or {}
+    found.answer_format = fmt.get("type") if isinstance(fmt, dict) else None
+    loader = (data.get("source") or {}).get("loader") or {}
+    if isinstance(loader, dict) and loader.get("hub"):
+        # A Hub dataset: the package can default to it (a local path never goes into a package).
+        found.dataset = {"dataset_name": loader["hub"], "dataset_config": loader.get("config"),
+                         "dataset_split": loader.get("split")}
+    elif isinstance(loader, dict) and isinstance(loader.get("data_files"), str):
+        found.local_path = loader["data_files"]
+    return found
+
+
+def _replace_constant(text: str, constant: str, value: str) -> str:
+    pattern = re.compile(rf"^{constant} = .*$", re.M)
+    if len(pattern.findall(text)) != 1:
+        raise RuntimeError(f"template defines {constant} {len(pattern.findall(text))} times, expected once")
+    return pattern.sub(lambda _: f"{constant} = {json.dumps(value)}", text)
+
+
+def _replace_default(text: str, field_name: str, value: str | None) -> str:
+    """Set a `dataset_*` default, both as a function argument and as a config field."""
+    pattern = re.compile(rf"(\b{field_name}: [^=\n]+= )([^,\n]+)")
+    if not pattern.search(text):
+        return text
+    return pattern.sub(lambda m: m.group(1) + ("None" if value is None else json.dumps(value)), text, count=1)
+
+
+def render_module(template: str, names: Names, mapping: Mapping) -> str:
+    tpl = Names.of(template)
+    text = (TEMPLATES_DIR / template / f"{tpl.module}.py").read_text(encoding="utf-8")
+    text = text.replace(tpl.prefix, names.prefix).replace(tpl.module, names.module)
+    for role, constant in ROLE_CONSTANTS.get(template, {}).items():
+        if role in mapping.columns:
+            text = _replace_constant(text, constant, mapping.columns[role])
+    if mapping.dataset.get("dataset_name"):
+        for key in ("dataset_name", "dataset_config", "dataset_split"):
+            if key != "dataset_split" or mapping.dataset.get(key):
+                text = _replace_default(text, key, mapping.dataset.get(key))
+        if generation(template) == "classic":  # the new dataset's eval split is unknown: evaluate on its rows
+            text = _replace_default(text, "eval_split", None)
+    ast.parse(text)  # a template edit that breaks the module must never reach the user
+    return text
+
+
+def render_text(template: str, names: Names, text: str) -> str:
+    tpl = Names.of(template)
+    return text.replace(tpl.prefix, names.prefix).replace(tpl.module, names.module).replace(tpl.dist, names.dist)
+
+
+def constants_in(module_text: str, template: str) -> dict[str, str]:
+    """The column constants a module actually defines (read back with ast)."""
+    wanted = set(ROLE_CONSTANTS.get(template, {}).values())
+    found = {}
+    for node in ast.parse(module_text).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id in wanted and isinstance(node.value, ast.Constant):
+                found[node.targets[0].id] = node.value.value
+    return found
+
+
+def create_package(template: str, names: Names, mapping: Mapping, parent: Path) -> tuple[Path, list[Path]]:
+    """Write <parent>/<module>/ from the template; refuse if it exists. Returns the folder and its files."""
+    target = parent / names.module
+    if target.exists() or target.is_symlink():
+        raise UsageError(f"{target} already exists; refusing to overwrite it",
+                         hint="choose another name or --path; new_env never replaces an existing package")
+    source = TEMPLATES_DIR / template
+    tpl = Names.of(template)
+    files = {
+        f"{names.module}.py": render_module(template, names, mapping),
+        "pyproject.toml": render_text(template, names, (source / "pyproject.toml").read_text(encoding="utf-8")),
+        "README.md": render_text(template, names, (source / "README.md").read_text(encoding="utf-8")),
+    }
+    extra = sorted(p for p in source.iterdir() if p.is_file() and p.name not in
+                   {f"{tpl.module}.py", "pyproject.toml", "README.md"} and not p.name.endswith((".pyc",)))
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{names.module}.", dir=parent))
+    try:
+        for name, text in files.items():
+            (staging / name).write_text(text, encoding="utf-8")
+        for path in extra:
+            shutil.copy2(path, staging / path.name)
+        os.chmod(staging, 0o755)
+        # rename() onto an existing non-empty folder fails, so a race cannot clobber one either.
+        os.rename(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target, sorted(target.iterdir())

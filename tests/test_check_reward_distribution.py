@@ -1,0 +1,515 @@
+"""check_reward_distribution: every eval shape (generated and real), every verdict, every bad input."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import os
+
+import pytest
+from conftest import assert_result, run_script
+from evalfile_fixtures import (Roll, classic_row, mixed_run, write_classic_run, write_legacy_run, write_plain,
+                               write_v1_run, write_v1_validate)
+
+from vlab import distribution, evalfiles
+
+TOOL = "check_reward_distribution"
+script = importlib.import_module(TOOL)
+
+
+def check_tool(capsys, *args: str) -> dict:
+    """Run the script in-process with --json; return its validated result object."""
+    code = script.main([*map(str, args), "--json"])
+    out = capsys.readouterr().out
+    obj = json.loads(out)  # exactly one object on stdout
+    assert_result(obj, TOOL, code)
+    return obj
+
+
+def status(obj: dict, check_id: str) -> str:
+    return next(c["status"] for c in obj["checks"] if c["id"] == check_id)
+
+
+def rec(obj: dict, key: str) -> dict | None:
+    return next((r for r in obj["data"]["recommendations"] if r["key"] == key), None)
+
+
+# -- healthy runs in every shape -----------------------------------------------------
+
+
+@pytest.mark.parametrize("writer", ["classic031", "legacy2025", "v1traces"])
+def test_healthy_run_is_worth_training_in_every_shape(tmp_path, capsys, writer):
+    rolls = mixed_run(40, 4)
+    if writer == "classic031":
+        folder, shape = write_classic_run(tmp_path / "run", rolls), evalfiles.CLASSIC
+    elif writer == "legacy2025":
+        folder, shape = write_legacy_run(tmp_path / "run", rolls), evalfiles.CLASSIC_2025
+    else:
+        folder, shape = write_v1_run(tmp_path / "run", rolls), evalfiles.V1_TRACES
+    obj = check_tool(capsys, "--results", folder)
+    d = obj["data"]
+    assert obj["exit_code"] == 0 and obj["summary"] == "worth starting training", obj["checks"]
+    assert d["shape"] == shape
+    assert d["counts"]["rollouts"] == 160 and d["counts"]["examples"] == 40
+    assert d["groups"]["rollouts_per_example"] == {"min": 4, "max": 4, "most_common": 4}
+    # the figures agree with a direct computation from the rolls
+    rewards = [r.reward for r in rolls]
+    assert d["reward"]["mean"] == pytest.approx(sum(rewards) / len(rewards), abs=1e-4)
+    assert d["solve_rate"] == pytest.approx(sum(r.correct for r in rolls) / len(rolls), abs=1e-4)
+    assert d["correctness_function"] in ("correct_answer", "correct_answer_reward_func", "correct")
+    fmt = next(n for n in d["functions"] if "format" in n)
+    assert d["functions"][fmt]["kind"] == "format"
+    assert d["groups"]["nonzero_advantage_share"] > 0.4
+    gs = rec(obj, "orchestrator.group_size")["value"]
+    assert gs in (4, 8, 16, 32) and rec(obj, "orchestrator.batch_size")["value"] % gs == 0
+    assert rec(obj, "orchestrator.group_size")["older"] == "rollouts_per_example"
+    if writer == "legacy2025":  # ids were numbered row // rollouts over rollout-major rows
+        assert d["grouping"].startswith("prompt")
+
+
+def test_weights_inferred_for_classic_and_read_for_v1(tmp_path, capsys):
+    rolls = mixed_run(20, 4)
+    classic = check_tool(capsys, "--results", write_classic_run(tmp_path / "c", rolls))["data"]
+    assert classic["functions"]["correct_answer"]["weight"] == pytest.approx(1.0)
+    v1 = check_tool(capsys, "--results", write_v1_run(tmp_path / "v", rolls))["data"]
+    assert v1["functions"]["formatted"]["weight"] == pytest.approx(0.2)
+    assert v1["functions"]["reply_chars"]["kind"] == "metric"
+    assert v1["weights_source"] == "written in the file"
+
+
+def test_plain_jsonl(tmp_path, capsys):
+    path = write_plain(tmp_path / "rewards.jsonl", mixed_run(30, 4))
+    obj = check_tool(capsys, "--results", path)
+    assert obj["data"]["shape"] == evalfiles.PLAIN and obj["exit_code"] == 0
+    assert obj["data"]["groups"]["pass_at_k"]["1"] == pytest.approx(obj["data"]["solve_rate"], abs=1e-4)
+    assert status(obj, "correctness") == "skip"  # total reward only
+
+
+# -- verdicts --------------------------------------------------------------------------
+
+
+def test_format_bonus_hides_that_the_model_is_never_correct(tmp_path, capsys):
+    rolls = [Roll(ex, correct=0.0, fmt=float((ex + k) % 2), text="<answer>x</answer>")
+             for ex in range(20) for k in range(4)]
+    obj = check_tool(capsys, "--results", write_v1_run(tmp_path / "run", rolls))
+    assert obj["exit_code"] == 1 and status(obj, "correctness") == "fail"
+    assert "correct" in next(c["message"] for c in obj["checks"] if c["id"] == "correctness")
+    assert obj["data"]["reward"]["mean"] > 0  # the total looks healthy
+
+
+def test_reward_earned_by_empty_completions_is_hackable(tmp_path, capsys):
+    rolls = mixed_run(20, 4) + [Roll(99, correct=1.0, text="") for _ in range(4)]
+    obj = check_tool(capsys, "--results", write_classic_run(tmp_path / "run", rolls))
+    assert obj["exit_code"] == 1 and status(obj, "empty-reward") == "fail"
+    assert obj["data"]["empty_completion_reward"]["empty_solved"] == 4
+
+
+def test_near_empty_winner_is_a_warning_tuned_by_flag(tmp_path, capsys):
+    rolls = mixed_run(20, 4) + [Roll(99, correct=1.0, text="7") for _ in range(4)]
+    folder = write_classic_run(tmp_path / "run", rolls)
+    assert status(check_tool(capsys, "--results", folder), "empty-reward") == "warn"
+    assert status(check_tool(capsys, "--results", folder, "--near-empty-chars", "0"), "empty-reward") == "pass"
+
+
+def test_reward_never_above_zero(tmp_path, capsys):
+    rolls = [Roll(ex, correct=0.0, fmt=0.0, text="no idea") for ex in range(20) for _ in range(4)]
+    obj = check_tool(capsys, "--results", write_classic_run(tmp_path / "run", rolls))
+    assert obj["exit_code"] == 1 and status(obj, "reward-positive") == "fail"
+    assert status(obj, "generation") == "pass"
+    assert rec(obj, "task difficulty / model")["value"].startswith("easier")
+
+
+def test_too_easy_and_threshold_flag(tmp_path, capsys):
+    rolls = [Roll(ex, correct=1.0 if k else float(ex % 3 == 0)) for ex in range(20) for k in range(8)]
+    folder = write_classic_run(tmp_path / "run", rolls)
+    obj = check_tool(capsys, "--results", folder, "--min-signal", "0")
+    assert obj["data"]["solve_rate"] >= 0.9 and status(obj, "difficulty") == "fail"
+    relaxed = check_tool(capsys, "--results", folder, "--too-easy", "0.99", "--min-signal", "0")
+    assert status(relaxed, "difficulty") == "pass" and relaxed["exit_code"] == 0
+
+
+def test_zero_variance_groups_block_and_recommend_filtering(tmp_path, capsys):
+    # half the examples always solved, half never: the mean (0.6) looks fine, the signal is zero
+    rolls = [Roll(ex, correct=float(ex % 2)) for ex in range(20) for _ in range(4)]
+    obj = check_tool(capsys, "--results", write_classic_run(tmp_path / "run", rolls))
+    g = obj["data"]["groups"]
+    assert obj["exit_code"] == 1 and status(obj, "group-signal") == "fail"
+    assert g["zero_variance_share"] == 1.0 and g["all_fail_share"] == 0.5 and g["all_pass_share"] == 0.5
+    assert g["nonzero_advantage_share"] == 0.0
+    assert rec(obj, "orchestrator.train.filter_zero_advantages")["value"] is True
+    assert rec(obj, "orchestrator.group_size")["value"] == "no size helps"
+
+
+def test_curriculum_thresholds_come_from_per_example_pass_rates(tmp_path, capsys):
+    rolls = mixed_run(20, 8) + [Roll(100 + ex, correct=0.0, text="<answer>0</answer>")
+                                 for ex in range(10) for _ in range(8)]
+    obj = check_tool(capsys, "--results", write_classic_run(tmp_path / "run", rolls), "--min-signal", "0")
+    cur = rec(obj, "[[orchestrator.train.source]] curriculum.sampler.pools (difficulty_pool)")
+    never = obj["data"]["pass_rate_per_example"]["never_solved"]
+    assert never >= 10 and cur["value"]["hard_share"] == pytest.approx(never / 30, abs=1e-3)
+    assert cur["older"] == "[buffer] easy_threshold / hard_threshold"
+
+
+def test_one_rollout_per_example_cannot_measure_group_signal(tmp_path, capsys):
+    rolls = [Roll(ex, correct=float(ex % 2)) for ex in range(60)]
+    folder = write_classic_run(tmp_path / "run", rolls)
+    obj = check_tool(capsys, "--results", folder)
+    assert status(obj, "group-signal") == "warn" and obj["exit_code"] == 0
+    assert "-r 4" in next(c["hint"] for c in obj["checks"] if c["id"] == "group-signal")
+    assert check_tool(capsys, "--results", folder, "--strict")["exit_code"] == 1
+
+
+def test_generation_failure_is_not_called_a_reward_problem(tmp_path, capsys):
+    rolls = [Roll(ex, error="Connection refused") for ex in range(20) for _ in range(4)]
+    obj = check_tool(capsys, "--results", write_v1_run(tmp_path / "run", rolls))
+    assert obj["exit_code"] == 1 and status(obj, "generation") == "fail"
+    assert status(obj, "reward-positive") == "skip" and obj["data"]["counts"]["errored"] == 80
+    assert "ProviderError" in obj["data"]["counts"]["error_kinds"]
+
+
+def test_truncation_recommends_more_completion_tokens(tmp_path, capsys):
+    rolls = [Roll(r.example, r.correct, text=r.text, truncated=i % 3 == 0) for i, r in enumerate(mixed_run(20, 4))]
+    obj = check_tool(capsys, "--results", write_classic_run(tmp_path / "run", rolls, max_tokens=512))
+    assert status(obj, "truncation") == "warn"
+    r = rec(obj, "[orchestrator.train.sampling] max_completion_tokens")
+    assert r["value"] == 1024 and r["older"] == "[sampling] max_tokens"
+
+
+def test_duplicated_rows_in_a_classic_run(tmp_path, capsys):
+    folder = write_classic_run(tmp_path / "run", mixed_run(20, 4))
+    results = folder / "results.jsonl"
+    lines = results.read_text().splitlines(keepends=True)
+    results.write_text("".join(lines + lines[:5]))
+    obj = check_tool(capsys, "--results", folder)
+    assert obj["data"]["counts"]["duplicate_rows"] == 5 and status(obj, "duplicates") == "warn"
+
+
+def test_pass_at_k_is_the_unbiased_estimator(tmp_path, capsys):
+    rolls = [Roll(0, correct=c) for c in (1, 0, 0, 0)] + [Roll(1, correct=c) for c in (1, 1, 0, 0)]
+    g = check_tool(capsys, "--results", write_classic_run(tmp_path / "run", rolls))["data"]["groups"]
+    # example 0: c=1,n=4 -> pass@2 = 1 - C(3,2)/C(4,2) = 0.5; example 1: 1 - C(2,2)/C(4,2) = 5/6
+    assert g["pass_at_k"]["2"] == pytest.approx((0.5 + 5 / 6) / 2, abs=1e-4)
+    assert g["pass_all_k"]["4"] == 0.0
+
+
+@pytest.mark.classic
+def test_pass_at_k_matches_verifiers_own_metric(tmp_path, capsys):
+    from verifiers.legacy.utils.metric_utils import PassAtKMetric
+
+    rolls = mixed_run(25, 8)
+    metric = PassAtKMetric(8, threshold=0.5)
+    for r in rolls:
+        metric.add_output({"example_id": r.example, "reward": r.correct})
+    expected, expected_all = metric.compute()
+    g = check_tool(capsys, "--results", write_classic_run(tmp_path / "run", rolls))["data"]["groups"]
+    for k, v in expected.items():
+        assert g["pass_at_k"][k] == pytest.approx(v, abs=1e-4)
+        assert g["pass_all_k"][k] == pytest.approx(expected_all[k], abs=1e-4)
+
+
+def test_vf_validate_output(tmp_path, capsys):
+    obj = check_tool(capsys, "--results", write_v1_validate(tmp_path / "val", noop_reward=1.0))
+    assert obj["data"]["shape"] == evalfiles.V1_VALIDATE and obj["exit_code"] == 1
+    assert status(obj, "noop") == "fail" and status(obj, "rollouts") == "fail"
+
+
+# -- finding the results ----------------------------------------------------------------
+
+
+def test_newest_run_under_outputs_is_found(tmp_path):
+    old = write_classic_run(tmp_path / "outputs" / "evals" / "env--m" / "aaaa0001", mixed_run(20, 4))
+    new = write_v1_run(tmp_path / "environments" / "my_env" / "outputs" / "run2", mixed_run(20, 4))
+    os.utime(old / "results.jsonl", (1_000_000, 1_000_000))
+    r = run_script(TOOL, "--json", cwd=tmp_path)
+    obj = assert_result(r.json, TOOL, 0)
+    assert obj["data"]["file"] == str(new / "traces.jsonl") and obj["data"]["other_runs_found"] == 1
+    assert "Traceback" not in r.stderr
+
+
+def test_search_dir_flag_and_nothing_found(tmp_path, capsys):
+    write_classic_run(tmp_path / "elsewhere" / "run", mixed_run(20, 4))
+    obj = check_tool(capsys, "--search-dir", tmp_path / "elsewhere")
+    assert obj["data"]["shape"] == evalfiles.CLASSIC
+    obj = check_tool(capsys, "--search-dir", tmp_path / "empty")
+    assert obj["exit_code"] == 2 and "no eval results found" in obj["summary"]
+
+
+# -- bad input ------------------------------------------------------------------------
+
+
+def test_empty_file(tmp_path, capsys):
+    (tmp_path / "results.jsonl").write_text("")
+    obj = check_tool(capsys, "--results", tmp_path / "results.jsonl")
+    assert obj["exit_code"] == 2 and "empty" in obj["summary"]
+
+
+def test_missing_path_and_folder_without_results(tmp_path, capsys):
+    assert check_tool(capsys, "--results", tmp_path / "nope")["exit_code"] == 2
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "notes.txt").write_text("hi")
+    obj = check_tool(capsys, "--results", tmp_path / "folder")
+    assert obj["exit_code"] == 2 and "no eval results" in obj["summary"]
+
+
+def test_truncated_last_line_is_counted_and_skipped(tmp_path, capsys):
+    folder = write_classic_run(tmp_path / "run", mixed_run(20, 4))
+    results = folder / "results.jsonl"
+    results.write_text(results.read_text() + json.dumps(classic_row(Roll(3), 1.0))[:120])
+    obj = check_tool(capsys, "--results", folder)
+    c = obj["data"]["counts"]
+    assert c["malformed_lines"] == 1 and c["truncated_last_line"] and c["rollouts"] == 80
+    assert status(obj, "input") == "warn" and obj["exit_code"] == 0
+
+
+def test_few_malformed_lines_are_skipped_many_are_unreadable(tmp_path, capsys):
+    folder = write_classic_run(tmp_path / "run", mixed_run(25, 4))
+    results = folder / "results.jsonl"
+    good = results.read_text().splitlines()
+    results.write_text("\n".join(good[:50] + ["{not json", "[1, 2]"] + good[50:]) + "\n")
+    obj = check_tool(capsys, "--results", folder)
+    assert obj["data"]["counts"]["malformed_lines"] == 2 and obj["data"]["counts"]["malformed_line_numbers"] == [51, 52]
+    assert status(obj, "input") == "warn" and obj["exit_code"] == 0
+    results.write_text("\n".join(good[:20] + ["garbage"] * 30) + "\n")
+    obj = check_tool(capsys, "--results", folder)
+    assert obj["exit_code"] == 2 and "not valid JSON" in obj["summary"]
+
+
+def test_nan_rewards_mean_a_broken_reward_function(tmp_path, capsys):
+    rolls = mixed_run(20, 4)
+    folder = tmp_path / "run"
+    folder.mkdir()
+    with (folder / "results.jsonl").open("w") as f:
+        for i, r in enumerate(rolls):
+            row = classic_row(r, float(i))
+            if i % 4 == 0:
+                row["reward"] = float("nan")  # Python's json writes the NaN literal
+            f.write(json.dumps(row) + "\n")
+    obj = check_tool(capsys, "--results", folder)
+    assert obj["data"]["counts"]["reward_issues"] == {"nan": 20}
+    assert status(obj, "reward-values") == "fail" and obj["exit_code"] == 1
+
+
+def test_string_or_missing_rewards_are_unreadable_input(tmp_path, capsys):
+    path = tmp_path / "rewards.jsonl"
+    path.write_text("".join(json.dumps({"example_id": i, "reward": "high"}) + "\n" for i in range(10)))
+    obj = check_tool(capsys, "--results", path)
+    assert obj["exit_code"] == 2 and "string" in obj["summary"]
+    path.write_text("".join(json.dumps({"example_id": i, "score": 1}) + "\n" for i in range(10)))
+    obj = check_tool(capsys, "--results", path)
+    assert obj["exit_code"] == 2 and "no reward field" in obj["summary"]
+
+
+def test_mixed_shapes_in_a_folder_and_in_a_file(tmp_path, capsys):
+    folder = write_classic_run(tmp_path / "run", mixed_run(10, 4))
+    write_v1_run(folder, mixed_run(10, 4))  # traces.jsonl beside results.jsonl
+    obj = check_tool(capsys, "--results", folder)
+    assert obj["exit_code"] == 2 and "two shapes" in obj["summary"]
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text((folder / "results.jsonl").read_text() + (folder / "traces.jsonl").read_text())
+    obj = check_tool(capsys, "--results", mixed)
+    assert obj["exit_code"] == 2 and "mixes row shapes" in obj["summary"]
+
+
+def test_bad_threshold_is_a_usage_error(capsys, tmp_path):
+    obj = check_tool(capsys, "--results", tmp_path, "--min-signal", "3")
+    assert obj["exit_code"] == 2 and "--min-signal" in obj["summary"]
+
+
+def test_human_output_has_histogram_and_no_traceback(tmp_path):
+    r = run_script(TOOL, "--results", str(write_classic_run(tmp_path / "run", mixed_run(20, 4))))
+    assert r.returncode == 0, r
+    assert "█" in r.stdout and "group signal" in r.stdout and "Traceback" not in r.stderr
+
+
+# -- the reader without msgspec gives the same records ------------------------------------
+
+
+@pytest.mark.parametrize("writer", [write_classic_run, write_legacy_run, write_v1_run])
+def test_json_fallback_reads_the_same_rollouts(tmp_path, monkeypatch, writer):
+    folder = writer(tmp_path / "run", mixed_run(6, 3) + [Roll(50, error="boom"), Roll(50, text="")]
+                    if writer is write_classic_run else mixed_run(6, 3))
+    source = evalfiles.locate(folder)
+    fast = list(evalfiles.iter_rollouts(source))
+    monkeypatch.setattr(evalfiles, "msgspec", None)
+    monkeypatch.setattr(evalfiles, "_MISSING_MS", evalfiles._MISSING)
+    slow = list(evalfiles.iter_rollouts(evalfiles.locate(folder)))
+    assert len(fast) == len(slow) > 0
+    for a, b in zip(fast, slow):
+        assert (a.example, a.reward, a.scores, a.weights, a.error, a.truncated, a.completion_chars, a.prompt_key) == \
+               (b.example, b.reward, b.scores, b.weights, b.error, b.truncated, b.completion_chars, b.prompt_key)
+
+
+# -- the real files ---------------------------------------------------------------------
+
+
+def real(real_data, name):
+    return real_data / "verifiers-evals" / name
+
+
+def test_real_failed_gsm8k_run_is_a_generation_failure(real_data, capsys):
+    obj = check_tool(capsys, "--results", real(real_data, "legacy-2025-gsm8k--gpt-4.1-mini-failed-run"))
+    d = obj["data"]
+    assert d["shape"] == evalfiles.CLASSIC_2025 and obj["exit_code"] == 1
+    assert status(obj, "generation") == "fail" and obj["data"]["blocking_verdicts"] == ["generation"]
+    assert status(obj, "reward-positive") == "skip"  # not misreported as "too hard / reward broken"
+    assert d["counts"]["empty_completions"] == 150 and d["counts"]["examples"] == 50
+    assert d["groups"]["rollouts_per_example"]["most_common"] == 3
+    assert status(obj, "metadata") == "warn"
+    assert any("metadata says 0, data has 3" in m for m in d["metadata_disagreements"])
+
+
+def test_real_2025_math_python_run_groups_by_prompt(real_data, capsys):
+    obj = check_tool(capsys, "--results", real(real_data, "legacy-2025-math-python--gpt-4.1-mini"))
+    d = obj["data"]
+    assert d["shape"] == evalfiles.CLASSIC_2025 and d["grouping"].startswith("prompt")
+    assert d["counts"]["examples"] == 5 and d["groups"]["rollouts_per_example"]["most_common"] == 3
+    assert d["reward"]["mean"] == pytest.approx(0.9333, abs=1e-4)  # = metadata avg_reward
+    assert d["metadata_disagreements"] == []
+    assert d["correctness_function"] == "correct_answer_reward_func"
+    assert d["functions"]["correct_answer_reward_func"]["weight"] == pytest.approx(1.0)
+    assert d["functions"]["total_tool_calls"]["kind"] == "metric"
+    assert status(obj, "difficulty") == "fail" and status(obj, "samples") == "fail"
+
+
+def test_real_classic_031_run(real_data, capsys):
+    obj = check_tool(capsys, "--results", real(real_data, "v0.3.1-vf-eval--demo-env"))
+    d = obj["data"]
+    assert d["shape"] == evalfiles.CLASSIC and obj["exit_code"] == 1
+    assert d["correctness_function"] == "correct_answer"
+    assert d["functions"]["format_reward_func"]["kind"] == "format"
+    assert d["functions"]["num_turns"]["kind"] == "metric"
+    assert d["groups"]["pass_at_k"] == d["metadata"]["pass_at_k"]  # same figures as verifiers wrote
+    assert status(obj, "group-signal") == "fail" and d["groups"]["zero_variance_share"] == 1.0
+
+
+def test_real_v1_traces(real_data, capsys):
+    obj = check_tool(capsys, "--results", real(real_data, "v0.4.0-vf-eval--demo-taskset"))
+    d = obj["data"]
+    assert d["shape"] == evalfiles.V1_TRACES and d["counts"]["episodes"] == 4
+    assert d["reward"]["mean"] == pytest.approx(0.7)
+    assert d["functions"]["formatted"]["weight"] == 0.2 and d["functions"]["correct"]["kind"] == "correctness"
+    assert d["metadata"]["rollouts_per_example"] == 2 and d["metadata_disagreements"] == []
+
+
+def test_real_vf_validate(real_data, capsys):
+    obj = check_tool(capsys, "--results", real(real_data, "v0.4.0-vf-validate--demo-taskset"))
+    assert obj["data"]["shape"] == evalfiles.V1_VALIDATE and obj["exit_code"] == 1
+    assert obj["data"]["gold"] == {"unchecked": 2} and status(obj, "gold") == "warn"
+    assert status(obj, "noop") == "pass" and status(obj, "rollouts") == "fail"
+
+
+def test_real_files_stream_through_the_library(real_data):
+    """Other tools reuse the reader: every real rollout file yields records with a finite reward."""
+    for name in ("legacy-2025-gsm8k--gpt-4.1-mini-failed-run", "legacy-2025-math-python--gpt-4.1-mini",
+                 "v0.3.1-vf-eval--demo-env", "v0.4.0-vf-eval--demo-taskset"):
+        rollouts = list(evalfiles.iter_rollouts(evalfiles.locate(real(real_data, name))))
+        assert rollouts and all(r.reward is not None and math.isfinite(r.reward) for r in rollouts)
+    cols = distribution.collect(evalfiles.locate(real(real_data, "v0.3.1-vf-eval--demo-env")))
+    assert cols.n == 4
+
+
+# -- the fast column path and the reference row path agree --------------------------------
+
+
+def _partition(codes) -> list[int]:
+    """Group codes relabelled by first appearance, so two codings of one grouping compare equal."""
+    seen: dict = {}
+    return [seen.setdefault(c, len(seen)) for c in codes]
+
+
+@pytest.mark.parametrize("shape", ["classic031", "untimed", "legacy2025", "plain"])
+def test_fast_path_equals_reference_path(tmp_path, shape):
+    rolls = mixed_run(30, 4) + [Roll(70, error="boom"), Roll(71, text=""), Roll(72, text="7", truncated=True)]
+    if shape == "classic031":
+        folder = write_classic_run(tmp_path / "run", rolls)
+    elif shape == "untimed":
+        folder = write_classic_run(tmp_path / "run", rolls, timing=False)
+    elif shape == "legacy2025":
+        folder = write_legacy_run(tmp_path / "run", mixed_run(30, 4))
+    else:
+        folder = write_plain(tmp_path / "run" / "rewards.jsonl", rolls)
+    source = evalfiles.locate(folder)
+    fast_stats, ref_stats = evalfiles.ReadStats(), evalfiles.ReadStats()
+    # a small chunk size makes several batches
+    fast = distribution.Columns()
+    for item in evalfiles.iter_classic_batches(source, fast_stats, chunk_bytes=4096):
+        assert not isinstance(item, list), "a clean file must take the fast path"
+        fast.add_batch(item)
+    ref = distribution.collect(source, ref_stats, rollouts=evalfiles.iter_rollouts(source, ref_stats))
+    assert fast.n == ref.n == len(rolls if shape != "legacy2025" else mixed_run(30, 4))
+    assert _partition(fast.example_group_codes()) == _partition(ref.example_group_codes())
+    for name in ("prompt", "errored", "truncated", "chars", "tool_calls", "row_key"):
+        assert list(getattr(fast, name)) == list(getattr(ref, name)), name
+    assert list(fast.reward) == list(ref.reward)
+    assert {k: list(v) for k, v in fast.fn_cols.items()} == {k: list(v) for k, v in ref.fn_cols.items()}
+    assert fast.error_kinds == ref.error_kinds and fast_stats.lines == ref_stats.lines
+
+
+def test_a_chunk_with_a_nan_literal_falls_back_to_the_reference_path(tmp_path):
+    folder = write_classic_run(tmp_path / "run", mixed_run(10, 4))
+    results = folder / "results.jsonl"
+    lines = results.read_text().splitlines()
+    row = json.loads(lines[3])
+    row["reward"] = float("nan")
+    lines[3] = json.dumps(row)
+    results.write_text("\n".join(lines) + "\n")
+    items = list(evalfiles.iter_classic_batches(evalfiles.locate(folder), evalfiles.ReadStats()))
+    assert any(isinstance(i, list) for i in items)
+    cols = distribution.collect(evalfiles.locate(folder))
+    assert cols.n == 40 and cols.reward_issues == {"nan": 1}
+    # with many small chunks only the chunk holding the NaN is re-read, row by row
+    cols, stats = distribution._collect_range(evalfiles.locate(folder), None, chunk_bytes=2048)
+    assert cols.n == 40 and cols.reward_issues == {"nan": 1} and stats.lines == 40
+    assert cols.issue_lines == {"nan": [4]}
+
+
+def test_rows_without_timing_are_not_taken_for_duplicates(tmp_path, capsys):
+    rolls = [Roll(ex, correct=1.0 if k % 2 else 0.0) for ex in range(20) for k in range(4)]  # identical pairs
+    obj = check_tool(capsys, "--results", write_classic_run(tmp_path / "run", rolls, timing=False))
+    assert obj["data"]["shape"] == evalfiles.CLASSIC and obj["data"]["rollout_identity"] is False
+    assert status(obj, "duplicates") == "pass"  # identical rollouts, not copies: reported, not blamed
+
+
+def test_all_nan_rewards_are_not_judged_as_too_hard(tmp_path, capsys):
+    path = tmp_path / "rewards.jsonl"
+    path.write_text("".join(f'{{"example_id": {i // 4}, "reward": NaN}}\n' for i in range(40)))
+    obj = check_tool(capsys, "--results", path)
+    assert obj["exit_code"] == 1 and obj["data"]["blocking_verdicts"] == ["reward-values"]
+    assert status(obj, "reward-positive") == "skip" and status(obj, "group-signal") == "skip"
+
+
+def test_parallel_read_equals_serial_read(tmp_path):
+    rolls = mixed_run(40, 4) + [Roll(90, error="boom"), Roll(91, text="")]
+    folder = write_classic_run(tmp_path / "run", rolls)
+    results = folder / "results.jsonl"
+    lines = results.read_text().splitlines()
+    lines.insert(60, "{broken")  # a malformed line in the second half keeps its file line number
+    results.write_text("\n".join(lines) + "\n")
+    source = evalfiles.locate(folder)
+    ranges = evalfiles.split_ranges(source.path, 3)
+    assert ranges[0][0] == 0 and ranges[-1][1] == source.path.stat().st_size and len(ranges) == 3
+    s1, s3 = evalfiles.ReadStats(), evalfiles.ReadStats()
+    serial = distribution.collect(source, s1, workers=1)
+    parallel = distribution.collect(source, s3, workers=3)
+    assert parallel.n == serial.n == len(rolls)
+    assert _partition(parallel.example_group_codes()) == _partition(serial.example_group_codes())
+    for name in ("reward", "errored", "truncated", "chars", "tool_calls", "row_key"):
+        assert list(getattr(parallel, name)) == list(getattr(serial, name)), name
+    assert {k: list(v) for k, v in parallel.fn_cols.items()} == {k: list(v) for k, v in serial.fn_cols.items()}
+    assert s3.malformed_lines == s1.malformed_lines == [61] and s3.lines == s1.lines == len(lines)
+
+
+def test_parallel_read_of_string_ids_and_legacy_prompts(tmp_path):
+    source = evalfiles.locate(write_legacy_run(tmp_path / "run", mixed_run(30, 4)))
+    serial = distribution.collect(source, workers=1)
+    parallel = distribution.collect(source, workers=2)
+    assert _partition(parallel.example_group_codes()) == _partition(serial.example_group_codes())
+    assert _partition(parallel.prompt) == _partition(serial.prompt)
+    path = tmp_path / "ids.jsonl"
+    path.write_text("".join(json.dumps({"example_id": f"task-{i // 4}", "reward": float(i % 2)}) + "\n"
+                            for i in range(200)))
+    source = evalfiles.locate(path)
+    serial, parallel = distribution.collect(source, workers=1), distribution.collect(source, workers=2)
+    assert _partition(parallel.example_group_codes()) == _partition(serial.example_group_codes())
+    assert len(set(parallel.example_group_codes().tolist())) == 50

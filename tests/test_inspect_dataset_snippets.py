@@ -1,0 +1,104 @@
+"""The recommended snippets are real code: executed in the venv that has their API generation,
+a gold completion scores 1 and a wrong one 0."""
+
+from __future__ import annotations
+
+import dataset_fixtures as fx
+import pytest
+
+from vlab.dataset import analyse, read_sample
+
+SCORED = [fx.make_gsm8k_jsonl, fx.make_numbers_json, fx.make_numbers_wrapped_json, fx.make_boxed_parquet,
+          fx.make_mmlu_parquet, fx.make_arc_jsonl, fx.make_letters_csv, fx.make_boolean_tsv, fx.make_classlabel_disk,
+          fx.make_datasetdict_disk, fx.make_labels_csv, fx.make_short_text_jsonl, fx.make_messages_jsonl,
+          fx.make_arrow_file, fx.make_info_jsonl, fx.make_math500_jsonl, fx.make_mmlu_classlabel_disk,
+          fx.make_hellaswag_jsonl]
+JUDGED = [fx.make_long_text_jsonl, fx.make_code_jsonl]
+
+
+def snippets(tmp_path, make):
+    rec = analyse(read_sample(str(make(tmp_path)), 300))["recommendation"]
+    assert rec is not None
+    return rec["snippets"]
+
+
+def gold_and_wrong(answer: str) -> list[str]:
+    return [f"Let me think. The answer is \\boxed{{{answer}}}.", "The answer is \\boxed{Q}."]
+
+
+@pytest.mark.classic
+@pytest.mark.parametrize("make", SCORED, ids=lambda m: m.__name__)
+def test_classic_snippet_scores_gold_1_and_wrong_0(tmp_path, make):
+    code = snippets(tmp_path, make)["classic"]
+    example, _ = fx.score_classic(code, tmp_path, [])
+    assert isinstance(example["answer"], str) and example["answer"]
+    assert any("\\boxed{}" in m["content"] for m in example["prompt"])  # the model is told the format
+    _, scores = fx.score_classic(code, tmp_path, gold_and_wrong(example["answer"]))
+    assert scores == [1.0, 0.0]
+
+
+@pytest.mark.v1
+@pytest.mark.parametrize("make", SCORED, ids=lambda m: m.__name__)
+def test_v1_snippet_scores_gold_1_and_wrong_0(tmp_path, make):
+    code = snippets(tmp_path, make)["v1"]
+    task, _ = fx.score_v1(code, tmp_path, [])
+    assert task.data.answer
+    assert "\\boxed{}" in (task.data.system_prompt or "") + str(task.data.prompt)  # the model is told the format
+    _, scores = fx.score_v1(code, tmp_path, gold_and_wrong(task.data.answer))
+    assert scores == [1.0, 0.0]
+
+
+@pytest.mark.classic
+def test_mmlu_gold_is_the_letter_of_the_index(tmp_path):
+    row = fx.mmlu_rows()[0]
+    code = snippets(tmp_path, fx.make_mmlu_parquet)["classic"]
+    example, _ = fx.score_classic(code, tmp_path, [])
+    assert example["answer"] == "ABCD"[row["answer"]]
+    assert "A. option 0 of 0" in example["prompt"][-1]["content"]
+
+
+@pytest.mark.classic
+@pytest.mark.parametrize("make", JUDGED, ids=lambda m: m.__name__)
+def test_classic_judge_snippet_scores_the_verdict(tmp_path, make, monkeypatch):
+    import asyncio
+
+    import verifiers as vf
+    from verifiers.types import RolloutTiming
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-dummy-for-construction-only")  # JudgeRubric builds a client
+    env = fx.load_snippet(snippets(tmp_path, make)["classic"], tmp_path, "judge_classic").load_environment()
+    assert "judged_correct" in env.rubric._get_reward_func_names()
+    (judge_rubric,) = [r for r in getattr(env.rubric, "rubrics", [env.rubric]) if isinstance(r, vf.JudgeRubric)]
+    scores = []
+    for verdict in ("Yes, it is correct.", "no"):
+        async def fake_judge(*args, verdict=verdict, **kwargs):  # stands in for the API call
+            return verdict
+
+        judge_rubric.class_objects["judge"] = fake_judge
+        state = vf.State(input=dict(env.dataset[0]))
+        state["completion"] = [{"role": "assistant", "content": "an answer"}]
+        state["trajectory"], state["timing"] = [], RolloutTiming()
+        asyncio.run(env.rubric.score_rollout(state))
+        scores.append(state["reward"])
+    assert scores == [1.0, 0.0]
+
+
+@pytest.mark.v1
+@pytest.mark.parametrize("make", JUDGED, ids=lambda m: m.__name__)
+def test_v1_judge_snippet_scores_the_verdict(tmp_path, make, monkeypatch):
+    code = snippets(tmp_path, make)["v1"]
+    module = fx.load_snippet(code, tmp_path, "judge_v1")
+    taskset_cls = getattr(module, module.__all__[0])
+    tasks = list(taskset_cls(module.RowConfig()))
+    assert len(tasks) == 20 and tasks[0].data.answer
+    assert [fn.__name__ for fn in tasks[0].hooks("reward")] == ["judged_correct"]
+    scores = []
+    for parsed in (True, False):
+        async def fake_evaluate(self, *, trace=None, parsed=parsed, **fields):  # stands in for the API call
+            assert fields["answer"] == tasks[0].data.answer and fields["response"] == "an answer"
+            return type("R", (), {"parsed": parsed})()
+
+        monkeypatch.setattr(module.CorrectnessJudge, "evaluate", fake_evaluate)
+        _, got = fx.score_v1(module, tmp_path, ["an answer"])
+        scores += got
+    assert scores == [1.0, 0.0]

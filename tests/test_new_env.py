@@ -1,0 +1,244 @@
+"""new_env.py: names, never overwriting, the column mapping from inspect_dataset, and every
+template, scaffolded onto a dataset with other column names, passing test_reward."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, VERIFIERS, assert_result, run_script
+
+from vlab import scaffold
+from vlab.result import UsageError
+
+SCRIPTS = ROOT / "scripts"
+
+
+# -- names -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["gsm8k-boxed", "my_env", "arith2", "a-b_c"])
+def test_valid_names(name):
+    names = scaffold.validate_name(name)
+    assert names.module == name.replace("-", "_") and names.dist == name.replace("_", "-")
+    assert names.module.isidentifier()
+
+
+@pytest.mark.parametrize("name", ["", "My-Env", "1env", "env--x", "env-", "my env", "../evil", "json", "class",
+                                  "verifiers", "x" * 65])
+def test_invalid_names(name):
+    with pytest.raises(UsageError):
+        scaffold.validate_name(name)
+
+
+def test_bad_name_is_exit_2_with_a_reason(tmp_path):
+    proc = run_script("new_env", "My Env", "--template", "classic-numeric", "--path", str(tmp_path), "--json")
+    obj = assert_result(proc.json, "new_env", 2)
+    assert "invalid environment name" in obj["summary"] and obj["next_steps"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_list_names_every_template():
+    obj = run_script("new_env", "--list", "--json").json
+    assert obj["data"]["templates"] == sorted(p.name for p in (ROOT / "templates" / "environments").iterdir())
+
+
+# -- never overwrites --------------------------------------------------------------------------
+
+
+def test_refuses_an_existing_folder_and_leaves_it_alone(tmp_path):
+    existing = tmp_path / "my_env"
+    existing.mkdir()
+    (existing / "my_env.py").write_text("# mine\n")
+    proc = run_script("new_env", "my-env", "--template", "classic-numeric", "--path", str(tmp_path), "--json")
+    obj = assert_result(proc.json, "new_env", 2)
+    assert "already exists" in obj["summary"]
+    assert (existing / "my_env.py").read_text() == "# mine\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["my_env"]  # no staging folder left behind
+
+
+def test_second_run_refuses(tmp_path):
+    args = ("new_env", "twice", "--template", "v1-numeric", "--path", str(tmp_path), "--json")
+    assert run_script(*args).returncode == 0
+    before = {p.name: p.read_text() for p in (tmp_path / "twice").iterdir()}
+    assert run_script(*args).returncode == 2
+    assert {p.name: p.read_text() for p in (tmp_path / "twice").iterdir()} == before
+
+
+def test_unknown_template_and_missing_inputs_are_usage_errors(tmp_path):
+    assert run_script("new_env", "x1", "--template", "nope", "--path", str(tmp_path), "--json").returncode == 2
+    assert run_script("new_env", "x1", "--path", str(tmp_path), "--json").returncode == 2
+    assert run_script("new_env", "--json").returncode == 2
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    proc = run_script("new_env", "x1", "--from-inspect", str(bad), "--path", str(tmp_path), "--json")
+    assert proc.returncode == 2 and "not JSON" in proc.json["summary"]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"tool": "preflight", "data": {}}))
+    assert run_script("new_env", "x1", "--from-inspect", str(other), "--path", str(tmp_path), "--json").returncode == 2
+    assert not (tmp_path / "x1").exists()
+
+
+# -- the package it writes ----------------------------------------------------------------------
+
+
+def test_renames_module_classes_and_distribution(tmp_path):
+    obj = run_script("new_env", "quiz-time", "--template", "v1-multiple-choice", "--question-column", "stem",
+                     "--choices-column", "options", "--answer-column", "key", "--path", str(tmp_path), "--json").json
+    assert obj["exit_code"] == 0, obj
+    folder = tmp_path / "quiz_time"
+    source = (folder / "quiz_time.py").read_text()
+    assert "class QuizTimeTaskset(" in source and '__all__ = ["QuizTimeTaskset"]' in source
+    assert "V1MultipleChoice" not in source and "v1_multiple_choice" not in source
+    assert obj["data"]["columns"] == {"QUESTION_COLUMN": "stem", "CHOICES_COLUMN": "options", "ANSWER_COLUMN": "key"}
+    assert 'name = "quiz-time"' in (folder / "pyproject.toml").read_text()
+    assert '"quiz_time.py"' in (folder / "pyproject.toml").read_text()
+    assert (folder / "README.md").read_text().startswith("# quiz-time\n")
+    assert obj["data"]["env_id"] == "quiz-time" and obj["data"]["api"] == "v1"
+
+
+def test_template_defaults_kept_with_a_warning(tmp_path):
+    obj = run_script("new_env", "plain", "--template", "classic-numeric", "--path", str(tmp_path), "--json").json
+    assert obj["exit_code"] == 0
+    warned = {c["id"] for c in obj["checks"] if c["status"] == "warn"}
+    assert {"column-prompt", "column-answer"} <= warned
+    assert obj["data"]["columns"] == {"QUESTION_COLUMN": "question", "ANSWER_COLUMN": "answer"}
+    strict = run_script("new_env", "plain2", "--template", "classic-numeric", "--path", str(tmp_path), "--json", "--strict")
+    assert strict.returncode == 1  # warnings fail under --strict (the package is still written)
+
+
+def test_flag_for_a_role_the_template_lacks_is_refused(tmp_path):
+    proc = run_script("new_env", "nochoice", "--template", "classic-numeric", "--choices-column", "opts",
+                      "--path", str(tmp_path), "--json")
+    assert proc.returncode == 2 and not (tmp_path / "nochoice").exists()
+
+
+# -- from inspect_dataset ------------------------------------------------------------------------
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def numeric_rows(n: int = 12) -> list[dict]:
+    return [{"id": i, "problem": f"Ben has {i + 2} bags with {i + 3} coins in each. How many coins?",
+             "solution": f"{i + 2} * {i + 3} = <<{i + 2}*{i + 3}={(i + 2) * (i + 3)}>>{(i + 2) * (i + 3)}\n"
+                         f"#### {(i + 2) * (i + 3)}"} for i in range(n)]
+
+
+def mc_rows(n: int = 12) -> list[dict]:
+    return [{"stem": f"Which number is {i} + 1?", "options": [str(i), str(i + 1), str(i + 2), str(i + 3)],
+             "key": "ABCD"[1]} for i in range(n)]
+
+
+def label_rows(n: int = 12) -> list[dict]:
+    words = [("a joy to watch", "positive"), ("boring and slow", "negative"), ("I loved the cast", "positive"),
+             ("a waste of time", "negative")]
+    return [{"review": f"{words[i % 4][0]} ({i})", "sentiment": words[i % 4][1]} for i in range(n)]
+
+
+def inspect(data: Path, tmp_path: Path, *extra: str) -> Path:
+    if not (SCRIPTS / "inspect_dataset.py").is_file():
+        pytest.skip("scripts/inspect_dataset.py does not exist yet")
+    proc = run_script("inspect_dataset", str(data), "--json", *extra)
+    out = tmp_path / f"{data.stem}.inspect.json"
+    out.write_text(proc.stdout)
+    return out
+
+
+def test_mapping_from_inspect_dataset_output(tmp_path):
+    data = write_jsonl(tmp_path / "math.jsonl", numeric_rows())
+    report = inspect(data, tmp_path)
+    proc = run_script("new_env", "my-math", "--from-inspect", str(report), "--api", "classic",
+                      "--path", str(tmp_path / "envs"), "--json")
+    obj = assert_result(proc.json, "new_env", 0)
+    assert obj["data"]["template"] == "classic-numeric"
+    assert obj["data"]["columns"] == {"QUESTION_COLUMN": "problem", "ANSWER_COLUMN": "solution"}
+    assert any("inspect_dataset" in c["message"] for c in obj["checks"] if c["id"] == "column-prompt")
+    assert str(data) in obj["next_steps"][0]  # the next command names the data it was made from
+
+
+def test_flags_override_inspect_and_stdin_works(tmp_path):
+    data = write_jsonl(tmp_path / "math.jsonl", [dict(r, alt=r["problem"]) for r in numeric_rows()])
+    report = inspect(data, tmp_path)
+    proc = run_script("new_env", "alt-math", "--from-inspect", "-", "--api", "v1", "--question-column", "alt",
+                      "--path", str(tmp_path / "envs"), "--json", input=report.read_text())
+    obj = proc.json
+    assert obj["exit_code"] == 0, obj
+    assert obj["data"]["template"] == "v1-numeric"
+    assert obj["data"]["columns"]["QUESTION_COLUMN"] == "alt"
+
+
+def test_judge_only_dataset_gets_no_template(tmp_path):
+    rows = [{"prompt": f"Write a paragraph about topic {i}, covering its history and uses in detail.",
+             "response": "A long free-form reference answer " * 8 + str(i)} for i in range(12)]
+    report = inspect(write_jsonl(tmp_path / "essays.jsonl", rows), tmp_path)
+    if json.loads(report.read_text())["data"]["recommendation"].get("template"):
+        pytest.skip("inspect_dataset found a template for free text")
+    proc = run_script("new_env", "essays", "--from-inspect", str(report), "--path", str(tmp_path), "--json")
+    assert proc.returncode == 2 and "recommends no" in proc.json["summary"]
+
+
+# -- every template, scaffolded, passes test_reward ---------------------------------------------
+
+CASES = {
+    # template: (rows, flags naming the columns)
+    "classic-numeric": (numeric_rows, ["--question-column", "problem", "--answer-column", "solution"]),
+    "classic-multiturn-tool": (numeric_rows, ["--question-column", "problem", "--answer-column", "solution"]),
+    "classic-multiple-choice": (mc_rows, ["--question-column", "stem", "--choices-column", "options",
+                                          "--answer-column", "key"]),
+    "classic-classification": (label_rows, ["--question-column", "review", "--answer-column", "sentiment"]),
+    "v1-numeric": (numeric_rows, ["--question-column", "problem", "--answer-column", "solution"]),
+    "v1-multiple-choice": (mc_rows, ["--question-column", "stem", "--choices-column", "options",
+                                     "--answer-column", "key"]),
+}
+
+
+def matching_generation(template: str) -> bool:
+    if template.startswith("classic"):
+        return VERIFIERS.classic
+    from vlab.probe import version_tuple
+
+    return VERIFIERS.v1 and version_tuple(VERIFIERS.version or "0") >= (0, 4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("template", sorted(CASES))
+def test_scaffolded_template_passes_test_reward(template, tmp_path):
+    if not matching_generation(template):
+        pytest.skip(f"{template} is tested in its own verifiers generation (installed: {VERIFIERS.version})")
+    if not (SCRIPTS / "test_reward.py").is_file():
+        pytest.skip("scripts/test_reward.py does not exist yet")
+    make_rows, flags = CASES[template]
+    data = write_jsonl(tmp_path / "data.jsonl", make_rows())
+    name = "scaffolded-" + template.replace("classic-", "c-").replace("v1-", "n-")
+    made = run_script("new_env", name, "--template", template, *flags, "--path", str(tmp_path / "envs"), "--json")
+    assert made.returncode == 0, made
+    package = made.json["data"]["package"]
+    proc = run_script("test_reward", package, "--env-args", json.dumps({"dataset_path": str(data)}),
+                      "--num-examples", "3", "--json", cwd=tmp_path)
+    obj = assert_result(proc.json, "test_reward")
+    failed = [(c["id"], c["message"]) for c in obj["checks"] if c["status"] == "fail"]
+    assert proc.returncode == 0, failed or obj["summary"]
+
+
+def test_hub_dataset_becomes_the_package_default(tmp_path):
+    """inspect_dataset on a Hub id: the package defaults to that dataset; a local path never goes into a package."""
+    report = {"tool": "inspect_dataset", "status": "pass", "data": {
+        "source": {"loader": {"hub": "someone/quiz", "config": "main", "split": "test"}},
+        "roles": {"prompt": {"column": "q", "confidence": 0.9}, "answer": {"column": "a", "confidence": 0.9}},
+        "answer_format": {"type": "number"},
+        "recommendation": {"template": "classic-numeric", "templates": {"classic": "classic-numeric", "v1": "v1-numeric"}},
+    }}
+    mapping = scaffold.mapping_from_inspect(report)
+    for template in ("classic-numeric", "v1-numeric"):
+        text = scaffold.render_module(template, scaffold.Names.of("hubby"), mapping)
+        assert 'dataset_name: str = "someone/quiz"' in text and 'dataset_config: str | None = "main"' in text
+        assert 'dataset_split: str = "test"' in text
+        assert 'QUESTION_COLUMN = "q"' in text and 'ANSWER_COLUMN = "a"' in text
+    assert 'eval_split: str | None = None' in scaffold.render_module("classic-numeric", scaffold.Names.of("hubby"), mapping)
+    local = dict(report, data=dict(report["data"], source={"loader": {"builder": "json", "data_files": "/home/me/x.jsonl"}}))
+    text = scaffold.render_module("classic-numeric", scaffold.Names.of("loc"), scaffold.mapping_from_inspect(local))
+    assert "/home/me" not in text and 'dataset_name: str = "openai/gsm8k"' in text
