@@ -16,6 +16,7 @@ import json
 import keyword
 import os
 import re
+import shlex
 import shutil
 import sys
 import tempfile
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .paths import templates_dir
+from .probe import verifiers_info
 from .result import UsageError
 
 TEMPLATES_DIR = templates_dir() / "environments"
@@ -233,3 +235,130 @@ def create_package(template: str, names: Names, mapping: Mapping, parent: Path) 
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target, sorted(target.iterdir())
+
+
+# -- the new_env run -----------------------------------------------------------
+
+# The command-line flag that names each role, for messages.
+FLAG_NAMES = {"prompt": "--question-column", "answer": "--answer-column", "choices": "--choices-column"}
+
+
+@dataclass
+class ScaffoldRequest:
+    """What the user asked new_env for."""
+
+    name: str | None
+    template: str | None = None
+    from_inspect: str | None = None  # inspect_dataset --json output file, or "-"
+    api: str | None = None  # classic | v1, with from_inspect and no template
+    columns: dict[str, str] = field(default_factory=dict)  # role -> column, from flags (they win)
+    path: str = "environments"
+    list_only: bool = False
+
+
+def choose_template(req: ScaffoldRequest, mapping: Mapping | None, result) -> str:
+    available = templates()
+    if req.template:
+        if req.template not in available:
+            raise UsageError(f"unknown template {req.template!r}", hint="one of: " + ", ".join(available))
+        if mapping and mapping.recommended and req.template not in mapping.recommended.values():
+            wanted = mapping.recommended.get(generation(req.template))
+            result.warn("template", f"using {req.template}; inspect_dataset recommended "
+                        f"{wanted or 'no template'} for this dataset",
+                        hint="check the answer format fits this template's reward, or take the recommended one")
+        else:
+            result.passed("template", f"template {req.template} (chosen with --template)")
+        return req.template
+    if mapping is None:
+        raise UsageError("no template: pass --template, or --from-inspect with inspect_dataset --json output",
+                         hint="python scripts/new_env.py --list")
+    info = verifiers_info()
+    api = req.api or ("classic" if info.classic or not info.v1 else "v1")
+    chosen = mapping.recommended.get(api)
+    if not chosen:
+        others = {k: v for k, v in mapping.recommended.items() if v}
+        raise UsageError(
+            f"inspect_dataset recommends no {api} template for this dataset (answer format: {mapping.answer_format})",
+            hint=(f"take --api {next(iter(others))} ({next(iter(others.values()))}), or " if others else "")
+            + "write the environment from inspect_dataset's snippet (--snippet classic|v1), "
+              "or force one with --template",
+        )
+    result.passed("template", f"template {chosen} (inspect_dataset's recommendation for the {api} API)")
+    return chosen
+
+
+def resolve_columns(req: ScaffoldRequest, template: str, mapping: Mapping, result) -> None:
+    """Flags override inspect_dataset; roles still unknown keep the template's default (with a warning)."""
+    for role, constant in ROLE_CONSTANTS.get(template, {}).items():
+        flag_value = req.columns.get(role)
+        if flag_value:
+            mapping.columns[role], mapping.sources[role] = flag_value, FLAG_NAMES[role]
+        if role in mapping.columns:
+            result.passed(f"column-{role}", f"{constant} = {mapping.columns[role]!r} (from {mapping.sources[role]})")
+        elif role == "choices" and mapping.inspect_status is not None:
+            raise UsageError(f"template {template} needs a column with the list of choices, and none is known",
+                             hint="pass --choices-column COLUMN (a list of strings per row)")
+        else:
+            result.warn(f"column-{role}", f"{constant} keeps the template's default; no {role} column was given",
+                        hint=f"pass {FLAG_NAMES[role]} COLUMN, or --from-inspect")
+    unused = [FLAG_NAMES[r] for r in req.columns if r not in ROLE_CONSTANTS.get(template, {})]
+    if unused:
+        raise UsageError(f"template {template} has no {', '.join(unused)} role", hint="drop the flag, or pick another template")
+
+
+def check_fit(template: str, mapping: Mapping, result) -> None:
+    if mapping.inspect_status and mapping.inspect_status != "pass":
+        result.warn("inspect", f"the inspect_dataset run passed in reported status '{mapping.inspect_status}'",
+                    hint="read its failed checks before trusting the column mapping")
+    if mapping.answer_format:
+        fits = FITTING_FORMATS.get(template, set())
+        if mapping.answer_format in fits:
+            result.passed("answer-format", f"answer format '{mapping.answer_format}' fits {template}'s reward")
+        else:
+            result.warn("answer-format", f"answer format '{mapping.answer_format}' is not one {template}'s reward "
+                        f"reads (it reads: {', '.join(sorted(fits))})",
+                        hint="edit the reward in the new module, then prove it with test_reward.py")
+    if mapping.prompt_kind == "messages":
+        result.warn("prompt-kind", "the prompt column holds chat messages; the templates read plain text",
+                    hint="map the messages to text in the module's row conversion, or use a text column")
+
+
+def scaffold_environment(result, req: ScaffoldRequest) -> None:
+    """The whole new_env run: pick the template, map the columns, create the package, say what is next."""
+    if req.list_only:
+        for name in templates():
+            result.passed(f"template-{name}", f"{name} ({generation(name)} API)")
+        result.data["templates"] = templates()
+        result.summary = f"{len(templates())} templates"
+        return
+    if not req.name:
+        raise UsageError("missing the environment name", hint="python scripts/new_env.py NAME --template TEMPLATE")
+    names = validate_name(req.name)
+    result.passed("name", f"env id {names.dist!r}, module {names.module!r}")
+    mapping = mapping_from_inspect(read_inspect(req.from_inspect)) if req.from_inspect else None
+    template = choose_template(req, mapping, result)
+    mapping = mapping or Mapping()
+    resolve_columns(req, template, mapping, result)
+    check_fit(template, mapping, result)
+
+    folder, files = create_package(template, names, mapping, Path(req.path))
+    written = constants_in((folder / f"{names.module}.py").read_text(encoding="utf-8"), template)
+    result.passed("created", f"{folder}/ ({', '.join(p.name for p in files)})")
+    gen = generation(template)
+    info = verifiers_info()
+    if gen == "classic" and not info.classic:
+        result.warn("verifiers", f"{template} is classic code; the installed verifiers {info.version} has no classic API",
+                    hint='test it in an environment with pip install "verifiers==0.3.1"')
+    if gen == "v1" and not info.v1:
+        result.warn("verifiers", f"{template} is a v1 taskset; the installed verifiers {info.version} has no verifiers.v1",
+                    hint='pip install "verifiers>=0.4"')
+    result.data.update({
+        "package": str(folder), "module": names.module, "env_id": names.dist, "template": template,
+        "api": gen, "columns": written, "files": [str(p) for p in files],
+        "dataset_defaults": mapping.dataset or None,
+    })
+    result.summary = f"created {folder}/ from {template} ({gen} API)"
+    env_args = "" if mapping.dataset else " --env-args " + shlex.quote(json.dumps({"dataset_path": mapping.local_path or "YOUR_DATA.jsonl"}))
+    result.step(f"python scripts/test_reward.py {folder}/{env_args}")
+    result.step(f"edit {folder}/README.md (task, dataset, reward) and {folder}/pyproject.toml (description, tags)")
+    result.step(f"pip install -e {folder}   # then evaluate it: see references/evaluation-guide.md")
