@@ -9,11 +9,10 @@ the others, in both formats the pack's environments read (<answer>N</answer> and
 from __future__ import annotations
 
 import itertools
-import json
 import re
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from loopback import JsonLoopbackServer
 
 _PROBLEM = re.compile(r"has (\d+) boxes with (\d+) \w+ in each box\. \w+ gives away (\d+)")
 
@@ -33,57 +32,31 @@ def answer_for(messages: list[dict], correct: bool) -> str:
     return f"Working it out step by step, the result is {value}.\n<answer>{value}</answer>\n\\boxed{{{value}}}"
 
 
-class ModelStub:
+class ModelStub(JsonLoopbackServer):
     """`with ModelStub() as model:` then point a client at model.base_url (…/v1)."""
 
     def __init__(self) -> None:
         self.calls = 0
-        counter = itertools.count()
-        stub = self
+        self._counter = itertools.count()
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def _send(self, status: int, payload) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                self._send(200, {"object": "list", "data": [{"id": "stub-model", "object": "model"}]})
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    return self._send(404, {"error": {"message": f"no route {self.path}"}})
-                n = next(counter)
-                stub.calls += 1
-                text = answer_for(body.get("messages") or [], correct=n % 2 == 0)
-                self._send(200, {
-                    "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
-                    "model": body.get("model", "stub-model"),
-                    "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70},
-                })
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+    def handle(self, method: str, path: str, body, headers):
+        if method == "GET":
+            return 200, {"object": "list", "data": [{"id": "stub-model", "object": "model"}]}
+        if not path.rstrip("/").endswith("/chat/completions"):
+            return 404, {"error": {"message": f"no route {path}"}}
+        body = body or {}
+        n = next(self._counter)
+        self.calls += 1
+        text = answer_for(body.get("messages") or [], correct=n % 2 == 0)
+        return 200, {
+            "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "stub-model"),
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70},
+        }
 
     @property
     def base_url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> "ModelStub":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        return f"{self.url}/v1"
