@@ -34,7 +34,15 @@ test-031: .venv/vf031/.installed
 test-040: .venv/vf040/.installed
 	PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" .venv/vf040/bin/python -m pytest $(PYTEST_ARGS)
 
-bench: .venv/vf031/.installed
+# TRL, only for bench_local_train's comparison; never installed into the test venvs.
+.venv/bench/.installed:
+	$(PYTHON) -m venv .venv/bench
+	.venv/bench/bin/python -m pip install $(PIP_QUIET) --upgrade pip
+	.venv/bench/bin/python -m pip install $(PIP_QUIET) "$(TORCH)"
+	.venv/bench/bin/python -m pip install $(PIP_QUIET) trl
+	@touch $@
+
+bench: .venv/vf031/.installed .venv/bench/.installed
 	.venv/vf031/bin/python bench/run_all.py
 
 clean:
