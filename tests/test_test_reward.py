@@ -374,3 +374,23 @@ def test_gold_format_comes_from_the_system_prompt(tmp_path, system, pattern):
     assert checks(result)["gold_reward"] == "pass", [c.to_dict() for c in result.checks]
     assert "gold:system_prompt" in check_msg(result, "gold_reward")
     assert result.exit_code() == 0
+
+
+@pytest.mark.classic
+def test_system_prompt_asking_for_another_format_than_the_parser_reads_is_caught(tmp_path):
+    """Gold in the parser's format scores 1, but a model told to use \\boxed{} would always score 0."""
+    data = fx.write_dataset(tmp_path)
+    agreeing = fx.classic_env(tmp_path, "agreeing_env", fx.EXACT, "vf.Rubric(funcs=[exact_match], parser=parser)")
+    result = run_checks(agreeing, data)
+    assert checks(result)["prompt_format"] == "pass" and result.exit_code() == 0, [c.to_dict() for c in result.checks]
+
+    text = agreeing.read_text().replace(
+        'SYSTEM = "Think, then give only the number inside <answer>...</answer>."',
+        'SYSTEM = "Think step by step, then put the final number in \\\\boxed{}."')
+    assert "boxed" in text
+    mismatched = fx.write_module(tmp_path, "mismatched_env", text)
+    result = run_checks(mismatched, data)
+    status = checks(result)
+    assert status["gold_reward"] == "pass"  # the parser's own format still works...
+    assert status["prompt_format"] == "fail" and result.exit_code() == 1  # ...but not what the prompt asks for
+    assert "boxed" in check_msg(result, "prompt_format")

@@ -99,6 +99,7 @@ def _probe_checks(result: Result, env: LoadedEnv, opts: Options) -> list[Score]:
     _margin_check(result, rows, fn, opts)
     _varies_check(result, rows, env)
     _format_check(result, rows)
+    _prompt_format_check(result, rows, rp.prompt_stated_probe_ids(hints), fn)
     _hack_check(result, rows, fn)
     if opts.preset == "gsm8k":
         _equivalent_check(result, rows, fn)
@@ -216,6 +217,53 @@ def _format_check(result: Result, rows: list[rp.RowResult]) -> None:
                     "if the format matters (parsers in training expect it), add a format reward or parse strictly")
     else:
         result.passed("format_enforced", f"an answer without the expected tags earns less than the formatted gold on {tried - loose}/{tried} rows")
+
+
+def _prompt_format_check(result: Result, rows: list[rp.RowResult], stated: dict[str, str], fn: str | None) -> None:
+    """A model that answers exactly as the system prompt asks must be able to earn the correctness reward.
+
+    The parser's own format can score 1 while the prompt asks for another one (say \\boxed{} vs <answer>
+    tags): then every real rollout scores 0 and training learns nothing. Compared on the correctness
+    function (the total where none is known), so a small format-shaping difference is not a finding.
+    """
+    if not stated:
+        return
+
+    def value(p: rp.ProbeScore) -> float | None:
+        return p.score.per_function.get(fn) if fn else p.score.total
+
+    tried = missed = 0
+    example = None
+    for rr in rows:
+        best = rp.best_gold(rr)
+        if best is None or not rp.gold_established(rr) or value(best) is None:
+            continue  # the gold check already reports rows where no format works
+        asked = [p for p in rr.of("gold") + rr.of("gold_alt") if p.probe.id in stated and value(p) is not None]
+        if not asked:
+            continue
+        tried += 1
+        top_asked = max(asked, key=value)
+        if value(top_asked) < value(best) - rp.EPS:
+            missed += 1
+            example = example or (rr, top_asked, best)
+    if not tried:
+        return
+    formats = " or ".join(sorted(set(stated.values())))
+    scored_by = f"the correctness function {fn!r}" if fn else "the total reward"
+    if not missed:
+        result.passed("prompt_format", f"an answer in the format the system prompt asks for ({formats}) earns the top "
+                      f"score from {scored_by}")
+        return
+    rr, asked, best = example
+    message = (f"the system prompt asks for {formats}, but an answer written that way gets {_fmt(value(asked))} from "
+               f"{scored_by} against {_fmt(value(best))} for {best.probe.id} on {missed}/{tried} rows (e.g. example_id "
+               f"{rr.row.index}): a model that follows the prompt will not get the reward")
+    hint = "make the system prompt and the reward's parser ask for the same format"
+    if missed == tried:
+        result.fail("prompt_format", message, hint)
+        result.step("align the system prompt with the parser (or the parser with the prompt), then re-run test_reward")
+    else:
+        result.warn("prompt_format", message, hint)
 
 
 def _hack_check(result: Result, rows: list[rp.RowResult], fn: str | None) -> None:

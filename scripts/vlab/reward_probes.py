@@ -162,6 +162,22 @@ CONVENTIONS = [
 ]
 
 
+# Conventions a system prompt can ask for in words rather than with a placeholder.
+_STATED_CONVENTIONS = {"boxed": re.compile(r"\\boxed|\bboxed\b", re.I), "hashes": re.compile(r"####")}
+
+
+def prompt_stated_probe_ids(hints: FormatHints) -> dict[str, str]:
+    """Gold probe ids in the formats the system prompt asks for -> a readable name of that format."""
+    system_prompt = hints.system_prompt or ""
+    readable = lambda template: fill(template.replace(_THINK_FILLER, ""), "ANSWER").strip()  # noqa: E731
+    stated = {f"gold:{source}": readable(template)
+              for source, template in gold_templates(hints, None) if source.startswith("system_prompt")}
+    for name, pattern in _STATED_CONVENTIONS.items():
+        if pattern.search(system_prompt):
+            stated[f"gold_alt:{name}"] = readable(dict(CONVENTIONS)[name].splitlines()[-1])
+    return stated
+
+
 def fill(template: str, value: str) -> str:
     return template.replace("{answer}", value)
 
