@@ -31,24 +31,25 @@ def check_python(result: Result) -> None:
                     EXIT_PREREQ)
 
 
-def check_verifiers(result: Result) -> None:
+def check_verifiers(result: Result) -> probe.VerifiersInfo:
     info = probe.verifiers_info()
     result.data["verifiers"] = {"version": info.version, "generations": info.generations}
     if info.version is None:
         result.fail("verifiers", "verifiers is not installed",
                     f"{PIP_CLASSIC} for classic load_environment() environments, or {PIP_V1} for v1 tasksets",
                     EXIT_PREREQ)
-        return
+        return info
     if not info.generations:
         result.fail("verifiers", f"verifiers {info.version} is installed but neither API could be found on disk",
                     f"reinstall it: {PIP_CLASSIC}", EXIT_PREREQ)
-        return
+        return info
     names = {"classic": "classic (load_environment, SingleTurnEnv)", "v1": "v1 tasksets (verifiers.v1)"}
     result.passed("verifiers", f"verifiers {info.version}: " + " and ".join(names[g] for g in info.generations))
     if not info.classic:
         result.warn("verifiers-classic",
                     f"verifiers {info.version} has no classic API; environments with load_environment() will not load",
                     f"for classic environments use a venv with {PIP_CLASSIC} (it also contains verifiers.v1)")
+    return info
 
 
 def check_package(result: Result, dist: str, why: str, required: bool, hint: str | None = None) -> str | None:
@@ -169,8 +170,7 @@ def run_preflight(result: Result, profile: str = "env", offline: bool = False, t
     result.data["profile"] = profile
     result.data["offline"] = offline
     check_python(result)
-    check_verifiers(result)
-    info = probe.verifiers_info()
+    info = check_verifiers(result)
     # datasets is what classic environments are built from, and what inspect_dataset reads.
     check_package(result, "datasets", "classic environments and inspect_dataset read data with it", required=True)
     check_uv(result, required=False)
