@@ -27,8 +27,10 @@ venvs: .venv/vf031/.installed .venv/vf040/.installed
 demo: .venv/vf031/.installed
 	PATH="$(CURDIR)/.venv/vf031/bin:$$PATH" bash demo/run.sh
 
-# Lint and format check first (fast), then both verifiers generations, each in its own virtual environment.
-test: lint test-031 test-040
+# Lint and format check first (fast), then both verifiers generations at once, each in its own virtual
+# environment and log (tests/run_suites.sh prints both logs when done). test-031 / test-040 run one suite.
+test: lint .venv/vf031/.installed .venv/vf040/.installed
+	PYTEST_ARGS="$(PYTEST_ARGS)" bash tests/run_suites.sh
 
 lint: .venv/vf031/.installed
 	.venv/vf031/bin/ruff check .
@@ -53,4 +55,4 @@ bench: .venv/vf031/.installed .venv/bench/.installed
 	.venv/vf031/bin/python bench/run_all.py
 
 clean:
-	rm -rf .venv .demo-out
+	rm -rf .venv .demo-out .test-logs
