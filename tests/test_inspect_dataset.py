@@ -40,7 +40,7 @@ def role(data, name):
         (fx.make_labels_csv, "csv", "text", "label", "class_label", "classic-classification"),
         (fx.make_short_text_jsonl, "jsonl", "query", "target", "short_text", "classic-classification"),
         (fx.make_code_jsonl, "jsonl", "prompt", "solution", "code", None),
-        (fx.make_long_text_jsonl, "jsonl", "instruction", "output", "long_text", None),
+        (fx.make_long_text_jsonl, "jsonl", "instruction", "output", "long_text", "classic-judge"),
         (fx.make_messages_jsonl, "jsonl", "prompt", "answer", "number", "classic-numeric"),
         (fx.make_arrow_file, "arrow", "input", "output", "number", "classic-numeric"),
         (fx.make_math500_jsonl, "jsonl", "problem", "answer", "math", "classic-numeric"),

@@ -25,6 +25,8 @@ CLASSIC = [
     "classic-code",
 ]
 V1 = ["v1-numeric", "v1-multiple-choice", "v1-classification", "v1-multiturn-tool", "v1-code"]
+# Scored by an LLM judge: tests/test_judge_templates.py scores them against the loopback stub judge.
+JUDGE = ["classic-judge", "v1-judge"]
 
 # Rows in each template's default column layout, written into tmp_path by the tests.
 ROWS = {
@@ -475,7 +477,7 @@ def test_v1_exports_exactly_one_taskset(on_path):
 # -- packaging ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("template", CLASSIC + V1)
+@pytest.mark.parametrize("template", CLASSIC + V1 + JUDGE)
 def test_package_layout(template):
     folder = TEMPLATES / template
     module = module_name(template)
@@ -503,7 +505,7 @@ def test_package_layout(template):
 
 def test_every_template_is_listed_here():
     found = sorted(p.name for p in TEMPLATES.iterdir() if p.is_dir())
-    assert found == sorted(CLASSIC + V1)
+    assert found == sorted(CLASSIC + V1 + JUDGE)
 
 
 # -- config templates ---------------------------------------------------------------------------

@@ -247,6 +247,33 @@ TEMPLATES: tuple[Template, ...] = (
 )
 
 
+# Judge-scored templates (free-text answers): the judge call lives in the correctness function,
+# the pre-check is a zero-weight metric; test_reward probes them with --judge stub / --judge-base-url.
+_JUDGE_COLUMNS = (_QUESTION, _ANSWER)
+TEMPLATES += (
+    Template(
+        name="classic-judge",
+        generation="classic",
+        summary="free text scored by an LLM judge against the reference",
+        columns=_JUDGE_COLUMNS,
+        reads=frozenset({"long_text"}),
+        parser="vf.Parser()",
+        rewards=(Reward("judge_score", 1.0), Reward("precheck_passed", 0.0)),
+        correctness="judge_score",
+    ),
+    Template(
+        name="v1-judge",
+        generation="v1",
+        summary="free text scored by an LLM judge against the reference, as a v1 taskset",
+        columns=_JUDGE_COLUMNS,
+        reads=frozenset({"long_text"}),
+        parser="trace.last_reply",
+        rewards=(Reward("judge_score", 1.0), Reward("precheck_passed", 0.0)),
+        correctness="judge_score",
+    ),
+)
+
+
 def template(name: str) -> Template:
     """The entry for a template name (KeyError for an unknown one)."""
     for t in TEMPLATES:
@@ -401,7 +428,13 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
     ),
     AnswerKind("short_text", "short free text", *_CLASSIFICATION, "boxed answer", _NORMALISED, "normalised"),
     AnswerKind(
-        "long_text", "long free text (needs a judge)", None, None, "none (the whole reply is judged)", "judge", "judge"
+        "long_text",
+        "long free text (needs a judge)",
+        "classic-judge",
+        "v1-judge",
+        "none (the whole reply is judged)",
+        "judge",
+        "judge",
     ),
 )
 

@@ -211,7 +211,8 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any]) -> None:
             result.warn(
                 "judge-needed",
                 "answers are long free text: exact match would score ~0; use an LLM judge",
-                "a judge costs API calls per rollout; budget for it",
+                "a judge costs API calls per rollout: start from the judge template and run "
+                "test_reward --judge stub (injection probes, verdict parsing, cost per step) before paying for one",
             )
     rec = data["recommendation"]
     if rec:
