@@ -171,8 +171,10 @@ def test_recommended_templates_exist_in_their_generation(kind):
         if name is not None:
             assert ENTRIES[name].generation == gen
     # a judged kind has no template, or the judge templates (the judge call is their correctness function)
-    judge_templates = {n for n in kind.templates.values() if n} <= {t.name for t in catalog.TEMPLATES if t.name.endswith('-judge')}
-    assert kind.judged == ((kind.classic is None and kind.v1 is None) or (kind.name == 'long_text' and judge_templates))
+    judge_templates = {n for n in kind.templates.values() if n} <= {
+        t.name for t in catalog.TEMPLATES if t.name.endswith("-judge")
+    }
+    assert kind.judged == ((kind.classic is None and kind.v1 is None) or (kind.name == "long_text" and judge_templates))
 
 
 # -- inspect and new_env read the catalog --------------------------------------------------------

@@ -123,14 +123,50 @@ def build_parser():
     parser.add_argument(
         "--concurrency", type=numbers.integer(1, 1024), default=32, help="rows scored concurrently (default 32)"
     )
+    judge = parser.add_argument_group(
+        "judge-scored rewards (the environment takes judge_base_url, judge_api_key_var, judge_model)"
+    )
+    judge.add_argument(
+        "--judge",
+        choices=["stub"],
+        help="probe the judge offline against the pack's deterministic stub judge on 127.0.0.1",
+    )
+    judge.add_argument("--judge-base-url", metavar="URL", help="probe against this OpenAI-compatible judge endpoint")
+    judge.add_argument(
+        "--judge-api-key-var",
+        metavar="NAME",
+        help="the NAME of the environment variable holding the judge's key (default OPENAI_API_KEY); never the key",
+    )
+    judge.add_argument("--judge-model", metavar="MODEL", help="the judge model (default: the environment's)")
+    judge.add_argument(
+        "--judge-batch-size",
+        type=numbers.integer(1, 10**7),
+        default=256,
+        metavar="N",
+        help="rollouts per training step, for the projected judge cost per step (default 256)",
+    )
+    judge.add_argument("--judge-price-in", type=numbers.real(0), metavar="USD", help="USD per million prompt tokens")
+    judge.add_argument(
+        "--judge-price-out", type=numbers.real(0), metavar="USD", help="USD per million completion tokens"
+    )
     return parser
 
 
 # vlab.reward.checks is imported when used, so that --help stays fast.
 def request(args):
     from vlab.reward.checks import TestRewardRequest
+    from vlab.reward.judge import JudgeSettings
 
     return TestRewardRequest(
+        judge=JudgeSettings(
+            judge=args.judge,
+            base_url=args.judge_base_url,
+            api_key_var=args.judge_api_key_var,
+            model=args.judge_model,
+            batch_size=args.judge_batch_size,
+            price_in=args.judge_price_in,
+            price_out=args.judge_price_out,
+        ),
         env=args.env,
         env_args=args.env_args,
         num_examples=args.num_examples,

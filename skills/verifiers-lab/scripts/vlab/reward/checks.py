@@ -26,6 +26,7 @@ from vlab.reward import choices, code, dataset, numbers, prompts, verdicts
 from vlab.reward import probes as rp
 from vlab.reward.files import completion_checks, custom_checks
 from vlab.reward.health import health_checks
+from vlab.reward.judge import JudgeSettings
 from vlab.reward.kinds import RowKind, environment_kind, row_kind
 
 PROBE_ROWS = 5  # rows probed in full when --num-examples is not given
@@ -59,6 +60,7 @@ class TestRewardRequest:
     skip_probes: bool = False
     reach_seconds: float = REACH_SECONDS
     load_timeout: float | None = None  # None: the worker's load time limit (vlab.env.remote.LOAD_LIMIT)
+    judge: JudgeSettings = field(default_factory=JudgeSettings)  # --judge stub / --judge-base-url (reward.judge)
 
     def __post_init__(self) -> None:
         if not self.env:
@@ -90,15 +92,27 @@ class TestRewardRequest:
 def run_test_reward(opts: TestRewardRequest, result: Result) -> Environment:
     """Load the environment in a child worker (its code never touches this process's stdout or
     exit code) and run every check through it."""
+    if opts.judge.active:  # the judge-scored reward: a loopback judge for the run (reward.judge)
+        from vlab.reward import judge
+
+        server = judge.start_server(opts.judge)
+        try:
+            return _load_and_run(opts, result, {**opts.env_args, **judge.env_args(opts.judge, server)}, server)
+        finally:
+            server.stop()
+    return _load_and_run(opts, result, opts.env_args, None)
+
+
+def _load_and_run(opts: TestRewardRequest, result: Result, env_args: dict, server) -> Environment:
     t0 = time.perf_counter()
     try:
-        env = RemoteEnvironment(opts.env, opts.env_args, load_timeout=opts.load_timeout or LOAD_LIMIT)
+        env = RemoteEnvironment(opts.env, env_args, load_timeout=opts.load_timeout or LOAD_LIMIT)
     except LoadFailed as err:  # exited, crashed or ran past the load time limit: a failed check, exit 1
         _isolation_checks(result, err.incidents, err.output)
         result.summary = f"the environment did not load: {err.message}"
         return None
     try:
-        _run(env, opts, result, t0)
+        _run(env, opts, result, t0, server)
     finally:
         env.close()
         _isolation_checks(result, env.incidents, env.user_output())
@@ -133,7 +147,7 @@ def _isolation_checks(result: Result, incidents: list[dict], output: dict | None
         )
 
 
-def _run(env: RemoteEnvironment, opts: TestRewardRequest, result: Result, t0: float) -> None:
+def _run(env: RemoteEnvironment, opts: TestRewardRequest, result: Result, t0: float, server=None) -> None:
     n_rows = env.num_rows()
     names = ", ".join(f"{f.name}(w={f.weight:g}{', group' if f.is_group else ''})" for f in env.reward_functions)
     result.passed(
@@ -157,7 +171,11 @@ def _run(env: RemoteEnvironment, opts: TestRewardRequest, result: Result, t0: fl
     if n_rows == 0:
         raise UsageError("the environment's dataset is empty", hint="check the dataset path in --env-args")
     all_scores: list[Score] = []
-    if not opts.skip_probes:
+    if not opts.skip_probes and server is not None:  # a judged reward: the judge's probes (reward.judge)
+        from vlab.reward.judge import run_judge_checks
+
+        all_scores += run_judge_checks(result, env, opts, server, opts.judge)
+    elif not opts.skip_probes:
         all_scores += _probe_checks(result, env, opts)
     if opts.custom:
         all_scores += custom_checks(result, env, opts)

@@ -13,7 +13,7 @@ The stub (no ``upstream``) answers the way a weak judge does, literally and dete
 - otherwise it compares the response with the reference by token overlap (half unigram recall,
   half bigram recall: reworded sentences keep both, a salad of the reference's words only the
   first) and answers in the form the prompt asks for (``Score: N/10``, JSON, or yes/no), after a
-  line of prose that quotes the response's start, as real judges often do;
+  line of prose that quotes the response (its start and end), as real judges often do;
 - a response carrying ``[vlab-judge-form:NAME]`` gets the canned reply ``FORMS[NAME]`` (the
   verdict-parsing probes).
 
@@ -152,8 +152,9 @@ def weak_reply(prompt: str) -> str:
     if response is None:
         response = _section(prompt, ("response",))
     value = overlap(reference, response)
-    quote = " ".join(response.split())[:300]
-    return f'The response begins: "{quote}". It shares {value:.0%} of the reference.\n' + _verdict(instructions, value)
+    flat = " ".join(response.split())
+    quote = f'"{flat}"' if len(flat) <= 400 else f'"{flat[:200]}" ... "{flat[-200:]}"'
+    return f"The response reads {quote}. It shares {value:.0%} of the reference.\n" + _verdict(instructions, value)
 
 
 def _count_tokens(text: str) -> int:
