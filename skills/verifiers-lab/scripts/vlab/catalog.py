@@ -5,7 +5,8 @@ Read by ``inspect`` (format labels, the recommendation), ``scaffold`` (template 
 constants, the fit check), ``reward`` (the function test_reward probes) and ``evals`` (function
 kinds, the correctness function). ``tests/test_catalog.py`` proves every folder under
 ``templates/environments/`` matches its entry here, and that the rule below picks each
-template's own correctness function.
+template's own correctness function. It stays one module: the pack's one knowledge table, one home
+for answer kinds and templates.
 """
 
 from __future__ import annotations

@@ -14,4 +14,6 @@ Modules:
   verdicts     gold on top, margin, variation, format, hacking, determinism
   health       finite values, swallowed exceptions, hangs and slowness
   files        --custom cases and --completions with labels
+  judge        judge-scored rewards (--judge stub / --judge-base-url): injection probes, verdict forms, cost
+  judge_server the loopback judge: the deterministic stub judge, or a counting proxy to a real endpoint
 """
