@@ -287,7 +287,7 @@ def test_a_code_dataset_without_an_entry_point_column(tmp_path):
     ]
 
 
-def test_judge_only_dataset_gets_no_template(tmp_path):
+def test_free_text_dataset_gets_the_judge_template(tmp_path):
     rows = [
         {
             "prompt": f"Write a paragraph about topic {i}, covering its history and uses in detail.",
@@ -296,10 +296,11 @@ def test_judge_only_dataset_gets_no_template(tmp_path):
         for i in range(12)
     ]
     report = inspect(write_jsonl(tmp_path / "essays.jsonl", rows), tmp_path)
-    if json.loads(report.read_text())["data"]["recommendation"].get("template"):
-        pytest.skip("inspect_dataset found a template for free text")
+    assert json.loads(report.read_text())["data"]["recommendation"]["template"] in ("v1-judge", "classic-judge")
     proc = run_script("new_env", "essays", "--from-inspect", str(report), "--path", str(tmp_path), "--json")
-    assert proc.returncode == 2 and "recommends no" in proc.json["summary"]
+    assert proc.returncode == 0, proc.json["summary"]
+    source = (Path(proc.json["data"]["package"]) / "essays.py").read_text()
+    assert 'QUESTION_COLUMN = "prompt"' in source and 'ANSWER_COLUMN = "response"' in source
 
 
 # -- every template, scaffolded, passes test_reward ---------------------------------------------
