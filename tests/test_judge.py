@@ -261,3 +261,27 @@ def test_judge_options_are_checked(tmp_path):
         "--json",
     )
     assert unset.returncode == 2 and "VLAB_NEVER_SET_JUDGE_KEY" in json.dumps(unset.json)
+
+
+def test_check_reward_distribution_counts_judge_failures_apart(tmp_path):
+    """Rollouts whose judge refused or gave no verdict are neither zero rewards nor generation failures."""
+    from evalfile_fixtures import Roll, mixed_run, write_v1_run
+
+    no_verdict = "TaskError: judge_score: JudgeVerdictError: the judge's reply has no verdict line: 'Fine.'"
+    refused = "TaskError: judge_score: JudgeVerdictError: the judge's reply has no verdict line: \"I'm sorry, but\""
+    rolls = mixed_run(30, 4) + [Roll(40 + i, error=no_verdict) for i in range(12)] + [Roll(60, error=refused)] * 8
+    proc = run_script("check_reward_distribution", "--results", str(write_v1_run(tmp_path / "run", rolls)), "--json")
+    obj = assert_result(proc.json, "check_reward_distribution")
+    checks = {c["id"]: c for c in obj["checks"]}
+    assert (
+        checks["judge"]["status"] == "warn" and "8 refusals, 12 replies without a verdict" in checks["judge"]["message"]
+    )
+    assert obj["data"]["counts"]["judge_failures"] == {"no_verdict": 12, "refusals": 8}
+    # 20 of 140 rollouts errored (14%, over the 5% warning): all of them the judge's, none the model's
+    assert obj["data"]["counts"]["errored"] == 20 and checks["generation"]["status"] == "pass"
+    plain = run_script(
+        "check_reward_distribution", "--results", str(write_v1_run(tmp_path / "ok", mixed_run(30, 4))), "--json"
+    )
+    assert (
+        "judge" not in {c["id"] for c in plain.json["checks"]} and "judge_failures" not in plain.json["data"]["counts"]
+    )

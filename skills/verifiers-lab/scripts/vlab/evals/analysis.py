@@ -71,6 +71,8 @@ class Counts:
     other_shape_rows: int = 0
     episodes: int | None = None  # v1 traces only
     error_kinds: tuple[tuple[str, int], ...] = ()  # the five most common
+    judge_errors: int = 0  # errored rollouts whose judge gave no verdict (counted apart from zero rewards)
+    judge_refusals: int = 0  # ... whose judge refused
 
     def reward_issue_count(self, *kinds: str) -> int:
         return sum(n for kind, n in self.reward_issues if kind in kinds)
@@ -100,6 +102,8 @@ class Counts:
             out["episodes"] = self.episodes
         if self.error_kinds:
             out["error_kinds"] = dict(self.error_kinds)
+        if self.judge_errors or self.judge_refusals:
+            out["judge_failures"] = {"no_verdict": self.judge_errors, "refusals": self.judge_refusals}
         return out
 
 
@@ -267,6 +271,8 @@ def analyse(
         other_shape_rows=stats.other_shape_rows,
         episodes=stats.episodes if source.shape == V1_TRACES else None,
         error_kinds=tuple(cols.error_kinds.most_common(5)),
+        judge_errors=cols.judge_errors.get("error", 0),
+        judge_refusals=cols.judge_errors.get("refusal", 0),
     )
 
     fn = {name: as_numpy(col, np.float64) for name, col in cols.fn_cols.items()}

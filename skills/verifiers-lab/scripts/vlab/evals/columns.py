@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from vlab.evals import batches
+from vlab.evals.fields import judge_error_kind
 from vlab.evals.read import EvalRow, ReadStats, iter_rows
 from vlab.evals.source import CLASSIC_FAMILY, EvalSource
 
@@ -50,6 +51,7 @@ class Columns:
         self.reward_issues: Counter = Counter()
         self.issue_lines: dict[str, list[int]] = {}
         self.error_kinds: Counter = Counter()
+        self.judge_errors: Counter = Counter()  # refusal | error: the judge failed (fields.judge_error_kind)
         self.missing_example = 0
         self.n = 0
 
@@ -98,6 +100,8 @@ class Columns:
             self.errored.append(1)
             if len(self.error_kinds) < 50 or r.error.split(":")[0] in self.error_kinds:
                 self.error_kinds[r.error.split(":")[0]] += 1
+            if judged := judge_error_kind(r.error):
+                self.judge_errors[judged] += 1
         else:
             self.errored.append(0)
         self.truncated.append(1 if r.truncated else 0)
@@ -152,6 +156,8 @@ class Columns:
                 kind = e.split(":")[0]
                 if len(self.error_kinds) < 50 or kind in self.error_kinds:
                     self.error_kinds[kind] += 1
+                if judged := judge_error_kind(e):
+                    self.judge_errors[judged] += 1
         self.truncated.extend(b.truncated)
         self.chars.extend([-1 if c is None else c for c in b.chars])
         self.tool_calls.extend(b.tool_calls)
@@ -202,6 +208,7 @@ class Columns:
             mine = self.issue_lines.setdefault(issue, [])
             mine.extend(n + line_offset for n in lines[: 5 - len(mine)])
         self.error_kinds.update(part.error_kinds)
+        self.judge_errors.update(part.judge_errors)
         self.missing_example += part.missing_example
         self.n = n0 + m
 

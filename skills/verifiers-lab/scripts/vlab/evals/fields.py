@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 try:  # optional fast path
@@ -147,3 +148,16 @@ def example_of(row: Any) -> Any:
     if isinstance(ex, float) and ex.is_integer():
         return int(ex)
     return ex
+
+
+# A rollout whose reward is an LLM judge's and whose judge failed: no verdict, or a refusal. Counted
+# apart from zero rewards and from generation failures (the judge templates raise; see reward.judge).
+_JUDGE = re.compile(r"judge", re.I)
+_REFUSAL = re.compile(r"refus|can'?t help|cannot help|i'?m sorry|i am sorry|unable to (?:grade|assist|help)", re.I)
+
+
+def judge_error_kind(error: str | None) -> str | None:
+    """ "refusal" or "error" for a judge failure in a row's error text, None for any other error."""
+    if not error or not _JUDGE.search(error):
+        return None
+    return "refusal" if _REFUSAL.search(error) else "error"

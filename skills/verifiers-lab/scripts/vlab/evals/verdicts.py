@@ -140,8 +140,20 @@ def judge(a: Analysis, th: Thresholds, result: Result) -> list[str]:
     else:
         result.passed("samples", f"{n} rollouts over {c.examples} examples")
 
+    # The judge failed (no verdict, a refusal): a reward-side failure, neither a zero reward nor a generation one.
+    judged = c.judge_errors + c.judge_refusals
+    if judged:
+        share = judged / n if n else 0.0
+        (fail if share >= th.failed_share else result.warn)(
+            "judge",
+            f"{judged} rollouts ({share:.0%}) errored in the judge: {c.judge_refusals} refusals, "
+            f"{c.judge_errors} replies without a verdict (counted apart from zero rewards)",
+            "read those rows' `error`; check the judge model, prompt and verdict format with "
+            "test_reward --judge stub, then against the real judge (--judge-base-url)",
+        )
+
     # Generation failed (errors, empty completions) rather than a reward problem.
-    failed_share = a.generation_failed_share or 0.0
+    failed_share = max(0.0, (a.generation_failed_share or 0.0) - (judged / n if n else 0.0))
     generation_failed = failed_share >= th.failed_share
     if generation_failed:
         fail(
