@@ -285,3 +285,23 @@ def test_check_reward_distribution_counts_judge_failures_apart(tmp_path):
     assert (
         "judge" not in {c["id"] for c in plain.json["checks"]} and "judge_failures" not in plain.json["data"]["counts"]
     )
+
+
+@pytest.mark.v1
+def test_primerl_hand_off_carries_the_judge_settings_by_variable_name(tmp_path, monkeypatch):
+    """The judge's key travels as the NAME of its variable; a key given as an argument is refused, never written."""
+    monkeypatch.setenv("VLAB_PLANTED_JUDGE_KEY", PLANTED)
+    base = [
+        "--json", "--no-progress", "--engine", "prime-rl", "--env", str(TEMPLATES / "v1-judge"),
+        "--model", "Qwen/Qwen2.5-0.5B-Instruct", "--output-dir", str(tmp_path / "o"), "--dry-run", "--gpus", "2",
+        "--env-arg", "dataset_name=someone/open-qa", "--env-arg", "judge_model=gpt-4.1-mini",
+        "--env-arg", "judge_base_url=https://api.openai.com/v1",
+    ]  # fmt: skip
+    ok = run_script("local_train", *base, "--env-arg", "judge_api_key_var=VLAB_PLANTED_JUDGE_KEY")
+    assert ok.returncode == 0, ok.json["summary"]
+    toml = (tmp_path / "o" / "rl.toml").read_text()
+    taskset = __import__("tomllib").loads(toml)["orchestrator"]["train"]["source"][0]["env"]["taskset"]
+    assert taskset["judge_api_key_var"] == "VLAB_PLANTED_JUDGE_KEY" and taskset["judge_model"] == "gpt-4.1-mini"
+    assert PLANTED not in toml + ok.stdout + ok.stderr
+    bad = run_script("local_train", *base, "--env-arg", f"judge_api_key={PLANTED}", "--force")
+    assert bad.returncode == 2 and PLANTED not in bad.stdout + bad.stderr
