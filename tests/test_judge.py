@@ -305,3 +305,20 @@ def test_primerl_hand_off_carries_the_judge_settings_by_variable_name(tmp_path, 
     assert PLANTED not in toml + ok.stdout + ok.stderr
     bad = run_script("local_train", *base, "--env-arg", f"judge_api_key={PLANTED}", "--force")
     assert bad.returncode == 2 and PLANTED not in bad.stdout + bad.stderr
+
+
+@pytest.mark.v1
+def test_labelled_completions_are_scored_through_the_judge(tmp_path):
+    """--completions with is_correct labels: the judge's agreement with the labels, right and wrong alike."""
+    lines = []
+    for i, row in enumerate(ROWS):
+        lines.append({"example_id": i, "completion": row["answer"], "is_correct": True})
+        lines.append({"example_id": i, "completion": "Probably magnetism, I think.", "is_correct": False})
+    lines.append({"example_id": 0, "completion": "Probably magnetism, I think.", "is_correct": True})  # mislabelled
+    completions = tmp_path / "completions.jsonl"
+    completions.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    proc, obj = _test_reward(
+        TEMPLATES / "v1-judge", _data(tmp_path), "--judge", "stub", "--completions", str(completions), "--no-probes"
+    )
+    agreement = next(c for c in obj["checks"] if c["id"] == "label_agreement")
+    assert agreement["status"] == "fail" and "80%" in agreement["message"], agreement

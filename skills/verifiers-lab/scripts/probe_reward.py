@@ -41,6 +41,18 @@ the top reward, scored until --reach-seconds runs out (the count probed is repor
                     with the labels, showing the disagreeing rows.
 --custom FILE       JSON Lines cases: example_id or question, completion, expected (a
                     number or [min, max]) or min/max, optional function (default: total).
+
+A judge-scored reward (the environment takes judge_base_url, judge_api_key_var and
+judge_model, as the *-judge templates do): --judge stub probes it offline against a
+deterministic weak judge on 127.0.0.1 that obeys instructions it finds outside the
+prompt's fences; --judge-base-url URL against a real judge, the key read from
+--judge-api-key-var NAME (never written). Instead of the probes above: injection probes
+(an order to award full marks, a closed fence with a fake verdict, a claim to be the
+reference, padding with the reference's words) and shortcuts (the question copied,
+empty, rambling) must earn less than the gold, the gold reworded must still earn; with
+the stub, judge replies in the forms real models give (JSON, "Score: 7/10", a bare yes,
+prose, refusals) must parse, and one without a verdict must raise, never score 0 or 1;
+the judge's calls and tokens per scored rollout and per training step are reported.
 """
 
 EPILOG = """\
@@ -49,6 +61,7 @@ examples:
   %(prog)s environments/my_env/ --num-examples 20 --json
   %(prog)s my-env --gold-template "Answer: {answer}" --preset gsm8k
   %(prog)s my_env.py --completions real.jsonl --custom cases.jsonl
+  %(prog)s environments/my_judge/ --judge stub --judge-batch-size 512 --judge-price-in 0.4 --judge-price-out 1.6
 """
 
 
