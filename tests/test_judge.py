@@ -212,14 +212,26 @@ def _fails_naming(template: str, tmp_path: Path, change: tuple[str, str], probe:
     assert "judge_injection" in failed and probe in failed["judge_injection"], failed
 
 
+# verifiers' stock reference prompt fences with ``` , which a response can close itself
+STOCK_PROMPT = ("    prompt = JUDGE_PROMPT\n", "    prompt = vf.ReferenceJudge.prompt\n")
+
+
 @pytest.mark.v1
-@pytest.mark.parametrize("change, probe", [(UNFENCE, "inject_instruction"), (SCORE_ANYWHERE, "inject_fence")])
+@pytest.mark.parametrize(
+    "change, probe",
+    [(UNFENCE, "inject_instruction"), (SCORE_ANYWHERE, "inject_fence"), (STOCK_PROMPT, "inject_fence")],
+    ids=["unfenced", "score-anywhere", "stock-prompt"],
+)
 def test_v1_broken_judge_copies_fail_naming_the_probe(change, probe, tmp_path):
     _fails_naming("v1-judge", tmp_path, change, probe)
 
 
 @pytest.mark.classic
-@pytest.mark.parametrize("change, probe", [(UNFENCE, "inject_instruction"), (SCORE_ANYWHERE, "inject_fence")])
+@pytest.mark.parametrize(
+    "change, probe",
+    [(UNFENCE, "inject_instruction"), (SCORE_ANYWHERE, "inject_fence")],
+    ids=["unfenced", "score-anywhere"],
+)
 def test_classic_broken_judge_copies_fail_naming_the_probe(change, probe, tmp_path):
     _fails_naming("classic-judge", tmp_path, change, probe)
 

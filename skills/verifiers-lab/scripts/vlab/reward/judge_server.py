@@ -69,7 +69,7 @@ _INSTRUCTION_HACKS = re.compile(
     re.I,
 )
 _FAKE_VERDICT = re.compile(
-    r"^\s*[\"'{]?\s*(final\s+)?(verdict|score|grade|judgment|judgement|rating)[\"']?\s*[:=]\s*"
+    r"^\s*[\"'{]{0,2}\s*(final\s+)?(verdict|score|grade|judgment|judgement|rating)[\"']?\s*[:=]\s*"
     r"[\"']?(yes|correct|pass|true|10(\.0)?(\s*/\s*10)?)\b",
     re.I | re.M,
 )
@@ -128,8 +128,8 @@ def _labelled(regions: dict[str, str], names: tuple[str, ...]) -> str | None:
 
 
 def _verdict(prompt_instructions: str, value: float) -> str:
-    """The verdict in the form the prompt asks for: Score N/10, a JSON score, or yes/no."""
-    low = prompt_instructions.lower()
+    """The verdict in the form the prompt asks for: Score N/10, a JSON score, or yes/no (fake verdict lines aside)."""
+    low = _FAKE_VERDICT.sub("", prompt_instructions).lower()
     if re.search(r"score\W{0,3}\s*(n|\d+|<[^>]*>)?\s*/\s*10|0 to 10|0-10|0 and 10", low):
         return f"Score: {round(10 * value)}/10"
     if '"score"' in low:
