@@ -173,11 +173,13 @@ def _template_passes(template: str, tmp_path: Path, monkeypatch):
     assert PLANTED not in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.v1
 def test_v1_judge_template_passes_test_reward_with_the_stub(tmp_path, monkeypatch):
     _template_passes("v1-judge", tmp_path, monkeypatch)
 
 
+@pytest.mark.slow
 @pytest.mark.classic
 def test_classic_judge_template_passes_test_reward_with_the_stub(tmp_path, monkeypatch):
     _template_passes("classic-judge", tmp_path, monkeypatch)
@@ -216,6 +218,7 @@ def _fails_naming(template: str, tmp_path: Path, change: tuple[str, str], probe:
 STOCK_PROMPT = ("    prompt = JUDGE_PROMPT\n", "    prompt = vf.ReferenceJudge.prompt\n")
 
 
+@pytest.mark.slow
 @pytest.mark.v1
 @pytest.mark.parametrize(
     "change, probe",
@@ -226,6 +229,7 @@ def test_v1_broken_judge_copies_fail_naming_the_probe(change, probe, tmp_path):
     _fails_naming("v1-judge", tmp_path, change, probe)
 
 
+@pytest.mark.slow
 @pytest.mark.classic
 @pytest.mark.parametrize(
     "change, probe",
@@ -236,6 +240,7 @@ def test_classic_broken_judge_copies_fail_naming_the_probe(change, probe, tmp_pa
     _fails_naming("classic-judge", tmp_path, change, probe)
 
 
+@pytest.mark.slow
 @pytest.mark.v1
 def test_a_real_endpoint_is_reached_through_the_counting_proxy_and_the_key_never_shows(tmp_path, monkeypatch):
     """--judge-base-url: the key is read from the named variable by the proxy; here the "real" judge is a stub."""
@@ -299,6 +304,7 @@ def test_check_reward_distribution_counts_judge_failures_apart(tmp_path):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.v1
 def test_primerl_hand_off_carries_the_judge_settings_by_variable_name(tmp_path, monkeypatch):
     """The judge's key travels as the NAME of its variable; a key given as an argument is refused, never written."""
@@ -319,6 +325,7 @@ def test_primerl_hand_off_carries_the_judge_settings_by_variable_name(tmp_path, 
     assert bad.returncode == 2 and PLANTED not in bad.stdout + bad.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.v1
 def test_labelled_completions_are_scored_through_the_judge(tmp_path):
     """--completions with is_correct labels: the judge's agreement with the labels, right and wrong alike."""
