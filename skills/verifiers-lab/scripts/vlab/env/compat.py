@@ -364,7 +364,7 @@ def task_stops(task: Any) -> list[Callable]:
     return list(task.hooks("stop"))
 
 
-@_uses(V1, "Task.toolsets(config)", "Toolset.register(MCPServer)", "Toolset.server_name")
+@_uses(V1, "Task.toolsets(config) / Toolset.register(MCPServer) / Toolset.server_name")
 def task_tool_servers(task: Any) -> list[tuple[str, Any]]:
     """(advertised prefix, in-process MCP server) for each toolset the task launches per rollout.
 
@@ -375,7 +375,10 @@ def task_tool_servers(task: Any) -> list[tuple[str, Any]]:
     toolsets = type(task).toolsets(task.config)
     if not toolsets:
         return []
-    from mcp.server.mcpserver import MCPServer
+    try:  # mcp 2.x (verifiers 0.4)
+        from mcp.server.mcpserver import MCPServer
+    except ImportError:  # mcp 1.x (verifiers 0.3.1's v1): the same registration on FastMCP
+        from mcp.server.fastmcp import FastMCP as MCPServer
 
     servers = []
     for toolset in toolsets:
@@ -385,7 +388,7 @@ def task_tool_servers(task: Any) -> list[tuple[str, Any]]:
     return servers
 
 
-@_uses(V1, "MCPServer.list_tools (Tool.name/description/input_schema)")
+@_uses(V1, "MCPServer.list_tools (Tool.name/description/input_schema or inputSchema)")
 async def tool_definitions(servers: list[tuple[str, Any]]) -> tuple[list[dict], dict[str, tuple[Any, str]]]:
     """The tool definitions a model is offered ({name, description, parameters}) and the dispatch
     map advertised name -> (server, tool name), as verifiers' chat harness builds them."""
@@ -393,17 +396,21 @@ async def tool_definitions(servers: list[tuple[str, Any]]) -> tuple[list[dict], 
     for prefix, server in servers:
         for tool in await server.list_tools():
             full = f"{prefix}_{tool.name}" if prefix else tool.name
-            defs.append({"name": full, "description": tool.description or "", "parameters": tool.input_schema})
+            schema = getattr(tool, "input_schema", None) or getattr(tool, "inputSchema", None) or {}
+            defs.append({"name": full, "description": tool.description or "", "parameters": schema})
             dispatch[full] = (server, tool.name)
     return defs, dispatch
 
 
-@_uses(V1, "MCPServer.call_tool -> CallToolResult.content")
+@_uses(V1, "MCPServer.call_tool -> CallToolResult.content (mcp 1.x: content blocks or (blocks, structured))")
 async def call_tool(server: Any, name: str, arguments: dict) -> str:
     """Run one tool call in-process; its text content as the model would read it. Exceptions
     propagate (the MCP server wraps them as ``Error executing tool ...``)."""
     result = await server.call_tool(name, arguments)
+    if isinstance(result, tuple):  # mcp 1.x: (content blocks, structured output)
+        result = result[0]
+    blocks = result.content if hasattr(result, "content") else result
     parts = []
-    for block in getattr(result, "content", None) or []:
+    for block in blocks or []:
         parts.append(getattr(block, "text", None) or str(block))
     return "\n".join(parts)

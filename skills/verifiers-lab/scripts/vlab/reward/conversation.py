@@ -183,7 +183,7 @@ def conversation_checks(result: Result, env: Environment, rows: list[Row], hints
         record: dict[str, Any] = {"row": row.index, "format": template}
         data["rows"].append(record)
 
-        def run(script: Script, name: str):
+        def run(script: Script, name: str, row: Row = row, record: dict = record):
             out = env.rollout_sync(row, script, timeout=opts.timeout)
             record[name] = round(_total(out), 4)
             return out
@@ -310,7 +310,9 @@ def _turn_limit(env, row, tool, calls, gold_text, opts, record, bad, passed) -> 
             "allow at least 2 model turns (one tool call and the answer); 4-10 is usual",
         )
     else:
-        passed["turn_limit"] = f"a turn limit ends never-stopping rollouts after {turns} model turns ({out.stop_condition})"
+        passed["turn_limit"] = (
+            f"a turn limit ends never-stopping rollouts after {turns} model turns ({out.stop_condition})"
+        )
 
 
 def _file_and_code(env, row, tool, calls, gold_text, opts, bad) -> None:
