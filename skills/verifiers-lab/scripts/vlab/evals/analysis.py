@@ -71,6 +71,7 @@ class Counts:
     other_shape_rows: int = 0
     episodes: int | None = None  # v1 traces only
     error_kinds: tuple[tuple[str, int], ...] = ()  # the five most common
+    turn_limited: int = 0  # ended by the environment's turn limit while still calling tools
 
     def reward_issue_count(self, *kinds: str) -> int:
         return sum(n for kind, n in self.reward_issues if kind in kinds)
@@ -82,6 +83,7 @@ class Counts:
             "examples": self.examples,
             "errored": self.errored,
             "truncated": self.truncated,
+            "turn_limited": self.turn_limited,
             "empty_completions": self.empty_completions,
             "near_empty_completions": self.near_empty_completions,
             "completion_length_known": self.completion_length_known,
@@ -241,7 +243,8 @@ def analyse(
     example = cols.example_group_codes()
     prompt = as_numpy(cols.prompt, np.int32)
     errored = as_numpy(cols.errored, np.int8).astype(bool)
-    truncated = as_numpy(cols.truncated, np.int8).astype(bool)
+    stops = as_numpy(cols.truncated, np.int8)  # 1: truncated, 2: ended by the turn limit mid tool use
+    truncated, turn_limited = stops == 1, stops == 2
     chars = as_numpy(cols.chars, np.int32)
     tools = as_numpy(cols.tool_calls, np.int32)
     group, grouping = _grouping(source, cols, example, prompt)
@@ -255,6 +258,7 @@ def analyse(
         examples=int(np.unique(group).size) if n else 0,
         errored=int(errored.sum()),
         truncated=int(truncated.sum()),
+        turn_limited=int(turn_limited.sum()),
         empty_completions=int(empty.sum()),
         near_empty_completions=int(near_empty.sum()),
         completion_length_known=int((chars >= 0).sum()),
