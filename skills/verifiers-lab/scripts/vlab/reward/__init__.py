@@ -14,4 +14,5 @@ Modules:
   verdicts     gold on top, margin, variation, format, hacking, determinism
   health       finite values, swallowed exceptions, hangs and slowness
   files        --custom cases and --completions with labels
+  conversation scripted conversations (real tool calls) through a multi-turn or tool environment's rollout loop
 """
