@@ -210,6 +210,18 @@ def test_classic_tool_env_plant_fails_its_check(tmp_path, plant):
     assert checks.get(check, ("missing",))[0] == "fail", checks
 
 
+@pytest.mark.v1
+def test_a_search_tool_that_finds_the_answer_is_not_a_leak(tmp_path):
+    """Finding the answer is what a retrieval tool is for: no tool_leak failure (the worked solution would be)."""
+    edits = V1_PLANTS["tool_looks_up"][1] + [
+        ("    def calculate(self, expression: str) -> str:", "    def search(self, expression: str) -> str:")
+    ]
+    path, data = _write(tmp_path, "v1-multiturn-tool", "v1_multiturn_tool", "v1_search_tool", edits)
+    checks = _checks(path, data)
+    assert checks["tools_offered"][0] == "pass" and "search" in checks["tools_offered"][1], checks
+    assert checks["tool_leak"][0] == "pass", checks
+
+
 def _end_to_end(tmp_path: Path, template: str, module: str, edits=()) -> dict:
     path, data = _write(tmp_path, template, module, module, edits)
     run = run_script(

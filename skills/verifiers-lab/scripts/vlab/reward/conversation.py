@@ -37,6 +37,8 @@ TOOL_CALLS = 3  # calls before the wrong answer of calls_then_wrong
 NEVER_STOP_CAP = 40  # model turns a never-stopping script tries before it gives up
 SLOW_LIMIT = 3.0  # seconds per reward function a slow tool call may take before the worker is stopped
 SLOW_ARGUMENT = "(((9**64)**64)**64)**64"
+# Tools whose job is to find information: the gold in their output is not a leak by itself.
+_RETRIEVAL = re.compile(r"search|retriev|look ?up|wiki|browse|fetch|query|document|knowledge", re.I)
 _MENTIONS_TOOL = re.compile(r"\b(tools?|function call(?:s|ing)?|calculator)\b", re.I)
 
 
@@ -64,6 +66,10 @@ class Script:
 
 def _tool_name(tool: dict) -> str:
     return str(tool.get("name") or (tool.get("function") or {}).get("name") or "")
+
+
+def _description(tool: dict) -> str:
+    return str(tool.get("description") or (tool.get("function") or {}).get("description") or "")
 
 
 def _parameters(tool: dict) -> dict:
@@ -344,10 +350,11 @@ def _leak(env, row, tools, calls, gold, gold_text, opts, bad) -> None:
     script = Script([calls.reply(t, arguments(t, question)) for t in tools], Reply(text=gold_text))
     out = env.rollout_sync(row, script, timeout=opts.timeout)
     outputs = " ".join(" ".join(t.split()) for t in _tool_outputs(out.completion))
-    leaks = []
+    leaks = [f"the solution text {s[:30]!r}..." for s in _solution_texts(row, gold) if s in outputs]
     if not _mentions_gold(question, gold) and _mentions_gold(outputs, gold):
+        if not leaks and any(_RETRIEVAL.search(_tool_name(t) + " " + _description(t)) for t in tools):
+            return  # finding the answer is what a search tool is for
         leaks.append(f"the gold answer {gold!r}")
-    leaks += [f"the solution text {s[:30]!r}..." for s in _solution_texts(row, gold) if s in outputs]
     if leaks:
         bad(
             "tool_leak",
