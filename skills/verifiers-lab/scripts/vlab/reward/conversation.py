@@ -249,9 +249,15 @@ def conversation_checks(result: Result, env: Environment, rows: list[Row], hints
         elif out.error or empty or _total(out) < threshold <= record["gold_via_tools"]:
             bad(
                 "tool_bad_arguments",
-                f"row {row.index}: after bad tool arguments the rollout did not go on to score the answer "
-                f"({out.error or 'empty tool reply' if empty else f'score {_total(out):g}'})",
-                "answer bad arguments with an error message and let the model try again",
+                f"row {row.index}: bad tool arguments then the gold answer "
+                + (
+                    f"ended in an error ({out.error})"
+                    if out.error
+                    else "got an empty tool reply"
+                    if empty
+                    else f"scored {_total(out):g} (stop: {out.stop_condition}; {record['gold_via_tools']:g} without them)"
+                ),
+                "answer bad arguments with an error message, let the model try again, and score its final answer",
             )
         _turn_limit(env, row, tool, calls, gold_text, opts, record, bad, passed)
         _file_and_code(env, row, tool, calls, gold_text, opts, bad)
