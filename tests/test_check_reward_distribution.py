@@ -267,6 +267,20 @@ def test_rollouts_that_ran_out_of_turns_are_counted_apart_and_named(tmp_path, ca
     assert obj["exit_code"] == 1
 
 
+def test_v1_traces_stopped_by_the_task_s_turn_limit_are_counted(tmp_path, capsys):
+    folder = write_v1_run(tmp_path / "v1", mixed_run(20, 4))
+    path = folder / "traces.jsonl"
+    episodes = [json.loads(line) for line in path.read_text().splitlines()]
+    for ep in episodes:
+        for trace in ep["traces"]:
+            sampled = next(n for n in trace["nodes"] if n.get("sampled"))
+            sampled["message"]["tool_calls"] = [{"id": "c", "name": "calculate", "arguments": "{}"}]
+            trace["stop_condition"] = "turn_limit"  # the template's own @vf.stop
+    path.write_text("".join(json.dumps(ep) + "\n" for ep in episodes))
+    obj = check_tool(capsys, "--results", folder)
+    assert obj["data"]["counts"]["turn_limited"] == 80 and status(obj, "turn-limit") == "fail"
+
+
 def test_a_few_turn_limit_stops_warn_and_single_turn_rollouts_never_count(tmp_path, capsys):
     stops = lambda i: "max_turns_reached" if i % 5 == 0 else "no_tools_called"  # noqa: E731
     obj = check_tool(capsys, "--results", _tool_rollouts(write_classic_run(tmp_path / "a", mixed_run(20, 4)), stops))
