@@ -222,6 +222,17 @@ def test_a_search_tool_that_finds_the_answer_is_not_a_leak(tmp_path):
     assert checks["tool_leak"][0] == "pass", checks
 
 
+@pytest.mark.v1
+def test_toolsets_that_cannot_run_here_skip_the_conversations(tmp_path):
+    edits = [("return [CalculatorToolset(config.tools)]", "raise RuntimeError('this toolset needs a sandbox')")]
+    path, data = _write(tmp_path, "v1-multiturn-tool", "v1_multiturn_tool", "v1_sandbox_tool", edits)
+    env = load_env(str(path), {"dataset_path": str(data)})
+    assert env.capabilities.tools and env.capabilities.multi_turn and "sandbox" in env.tool_loop_error
+    result = Result("test_reward")
+    conversation_checks(result, env, env.rows(2), env.format_hints(), OPTS)
+    assert [(c.id, c.status) for c in result.checks] == [("conversation", "skip")]
+
+
 def _end_to_end(tmp_path: Path, template: str, module: str, edits=()) -> dict:
     path, data = _write(tmp_path, template, module, module, edits)
     run = run_script(

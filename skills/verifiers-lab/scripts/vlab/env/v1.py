@@ -59,16 +59,23 @@ class V1Environment(Environment):
         rewards = compat.task_rewards(sample) if sample is not None else []
         self.reward_functions = [RewardFunction(name, weight) for name, weight in rewards]
         self._loop = None
+        self.tool_loop_error: str | None = None  # toolsets declared but not runnable in-process
         if sample is not None:
             try:
                 self._loop = v1_loop.ToolLoop(sample)
                 stops = compat.task_stops(sample)
-            except Exception as err:  # noqa: BLE001 - a toolset that cannot be built
-                raise classify_load_error(err, f"{type(sample).__name__}.toolsets") from err
-            if not self._loop.servers and not stops:
+            except Exception as err:  # noqa: BLE001 - e.g. a toolset that needs a sandbox: rollouts stay single-turn
+                self._loop, stops = None, []
+                self.tool_loop_error = f"{type(err).__name__}: {err}"
+            if self._loop is not None and not self._loop.servers and not stops:
                 self._loop = None
-        tools = bool(self._loop and self._loop.servers)
-        self.capabilities = Capabilities(generation=GENERATION, multi_turn=self._loop is not None, tools=tools)
+        broken = self.tool_loop_error is not None
+        self.capabilities = Capabilities(
+            generation=GENERATION,
+            multi_turn=self._loop is not None or broken,
+            tools=bool(self._loop and self._loop.servers) or broken,
+            rollout_loop=self._loop is not None,
+        )
         return self
 
     def _load_tasks(self, limit: int | None, classify_load_error) -> None:

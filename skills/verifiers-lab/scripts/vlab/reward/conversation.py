@@ -159,6 +159,14 @@ def conversation_checks(result: Result, env: Environment, rows: list[Row], hints
     env.rollout_sync(rows[0], capture, timeout=opts.timeout)
     tools = [t for t in (captured[0] if captured else []) if _tool_name(t)]
     data["tools"] = [_tool_name(t) for t in tools]
+    if caps.tools and not tools:
+        result.skip(
+            "conversation",
+            "the environment declares tools, but they cannot run here (e.g. a toolset that needs a sandbox); "
+            "no scripted conversation was run",
+            "run an eval with the tools (vf-eval) and read it with check_reward_distribution",
+        )
+        return
     prompt_text = " ".join(str(m.get("content") or "") for m in rows[0].prompt)
     if tools:
         result.passed("tools_offered", f"the model is offered {len(tools)} tool(s): {', '.join(data['tools'])}")
