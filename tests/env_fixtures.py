@@ -162,7 +162,12 @@ def tool_env(folder: Path, name: str = "tool_env") -> Path:
 
 def calculator(expression: str) -> str:
     """Evaluate an arithmetic expression."""
-    return str(eval(expression, {"__builtins__": {}}))
+    if len(expression) > 100 or "**" in expression or not set(expression) <= set("0123456789+-*/(). "):
+        return "error: only numbers, + - * / and parentheses (at most 100 characters)"
+    try:
+        return str(eval(expression, {"__builtins__": {}}))
+    except Exception as err:
+        return f"error: {err}"
 
 
 def load_environment(dataset_path="data.jsonl", **kwargs):

@@ -231,8 +231,63 @@ def test_skill_md_quotes_the_thresholds_from_their_one_home():
     m = re.search(r"more than (\d+)% of rollouts truncated blocks training; more than (\d+)% warns", text)
     assert m, "SKILL.md step 6 states the truncation thresholds"
     assert (int(m.group(1)) / 100, int(m.group(2)) / 100) == (t.max_truncated, t.warn_truncated)
+    m = re.search(r"more than (\d+)% of rollouts that ran out of turns blocks training; more than (\d+)% warns", text)
+    assert m, "SKILL.md step 6 states the turn-limit thresholds"
+    assert (int(m.group(1)) / 100, int(m.group(2)) / 100) == (t.max_turn_limited, t.warn_turn_limited)
     m = re.search(r"doubling it would add fewer than (\d+)% of groups", text)
     assert m and int(m.group(1)) / 100 == t.group_gain
+
+
+def _tool_rollouts(folder, stop_for):
+    """Rewrite a classic run's rows as tool rollouts (a call, its answer, a call) stopped by ``stop_for(i)``."""
+    results = folder / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    for i, row in enumerate(rows):
+        call = {"id": f"c{i}", "name": "calculate", "arguments": '{"expression": "1+1"}'}
+        row["completion"] = [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "content": "2", "tool_call_id": f"c{i}"},
+            {"role": "assistant", "content": "", "tool_calls": [dict(call, id=f"d{i}")]},
+        ]
+        row["stop_condition"] = stop_for(i)
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+@pytest.mark.parametrize("shape", ["batches", "rows"])
+def test_rollouts_that_ran_out_of_turns_are_counted_apart_and_named(tmp_path, capsys, monkeypatch, shape):
+    if shape == "rows":  # the plain reader, not the msgspec column fast path
+        monkeypatch.setattr(batches, "msgspec", None)
+    folder = _tool_rollouts(write_classic_run(tmp_path / "run", mixed_run(20, 4)), lambda i: "max_turns_reached")
+    obj = check_tool(capsys, "--results", folder)
+    counts = obj["data"]["counts"]
+    assert counts["turn_limited"] == 80 and counts["truncated"] == 0, counts
+    check = next(c for c in obj["checks"] if c["id"] == "turn-limit")
+    assert check["status"] == "fail" and check["message"].startswith("ran out of turns"), check
+    assert obj["exit_code"] == 1
+
+
+def test_v1_traces_stopped_by_the_task_s_turn_limit_are_counted(tmp_path, capsys):
+    folder = write_v1_run(tmp_path / "v1", mixed_run(20, 4))
+    path = folder / "traces.jsonl"
+    episodes = [json.loads(line) for line in path.read_text().splitlines()]
+    for ep in episodes:
+        for trace in ep["traces"]:
+            sampled = next(n for n in trace["nodes"] if n.get("sampled"))
+            sampled["message"]["tool_calls"] = [{"id": "c", "name": "calculate", "arguments": "{}"}]
+            trace["stop_condition"] = "turn_limit"  # the template's own @vf.stop
+    path.write_text("".join(json.dumps(ep) + "\n" for ep in episodes))
+    obj = check_tool(capsys, "--results", folder)
+    assert obj["data"]["counts"]["turn_limited"] == 80 and status(obj, "turn-limit") == "fail"
+
+
+def test_a_few_turn_limit_stops_warn_and_single_turn_rollouts_never_count(tmp_path, capsys):
+    stops = lambda i: "max_turns_reached" if i % 5 == 0 else "no_tools_called"  # noqa: E731
+    obj = check_tool(capsys, "--results", _tool_rollouts(write_classic_run(tmp_path / "a", mixed_run(20, 4)), stops))
+    assert obj["data"]["counts"]["turn_limited"] == 16 and status(obj, "turn-limit") == "warn"
+    # single-turn rollouts end with max_turns_reached after their one reply: not a turn-limit stop
+    obj = check_tool(capsys, "--results", write_classic_run(tmp_path / "b", mixed_run(20, 4)))
+    assert obj["data"]["counts"]["turn_limited"] == 0 and "turn-limit" not in {c["id"] for c in obj["checks"]}
 
 
 def test_duplicated_rows_in_a_classic_run(tmp_path, capsys):

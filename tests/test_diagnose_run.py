@@ -314,3 +314,26 @@ def test_thresholds_table_is_in_the_training_guide():
 
     guide = (SKILL_ROOT / "references" / "training-guide.md").read_text()
     assert markdown_table() in guide, "regenerate the table in references/training-guide.md from thresholds.py"
+
+
+# -- rollouts that ran out of turns ---------------------------------------------------------------
+
+
+def test_a_run_whose_rollouts_ran_out_of_turns_is_named(tmp_path, capsys):
+    out = F.write_local(F.simulate("healthy"), tmp_path / "turns")
+    path = out / "logs" / "metrics.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for r in rows:
+        if "reward_mean" in r:
+            r["turn_limited_frac"] = 0.8  # local_train: most rollouts ended by the turn limit mid tool use
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, obj = call(capsys, "--run", str(out))
+    found = checks(obj)
+    assert code == 1 and found["turn-limit"]["status"] == "fail", obj["checks"]
+    assert found["turn-limit"]["message"].startswith("ran out of turns") and "max_turns" in found["turn-limit"]["hint"]
+    # without the field (or with few such rollouts) nothing is said
+    for r in rows:
+        r["turn_limited_frac"] = 0.0
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _, obj = call(capsys, "--run", str(out))
+    assert "turn-limit" not in {c["id"] for c in obj["checks"]}

@@ -585,6 +585,89 @@ def test_trace_metrics(v1):
 # -- the rule itself -------------------------------------------------------------------------------
 
 
+@pytest.mark.classic
+@covers("ToolEnv.tool_map")
+def test_tool_env_tool_map_can_be_wrapped(classic):
+    _, tools, _ = classic
+    saved = dict(tools.tool_map)
+    try:
+        with private("ToolEnv.tool_map"):
+            compat.wrap_tools(tools, lambda name, fn: lambda **kwargs: f"wrapped {name}: {fn(**kwargs)}")
+            message = run(tools.call_tool("calculator", {"expression": "2+3"}, "c1"))
+            assert message.content == "wrapped calculator: 5", message
+    finally:
+        tools.tool_map.clear()
+        tools.tool_map.update(saved)
+
+
+V1_TOOL_TASK = """
+class Adder(vf.Toolset[vf.ToolsetConfig]):
+    @vf.tool
+    def add(self, a: int, b: int) -> str:
+        \"\"\"Add two whole numbers.\"\"\"
+        if a < 0:
+            raise ValueError("only non-negative numbers")
+        return str(a + b)
+
+
+class T(vf.Task[Data]):
+    @classmethod
+    def toolsets(cls, config):
+        return [Adder(vf.ToolsetConfig())]
+
+    @vf.stop
+    def two_turns(self, trace: vf.Trace) -> bool:
+        return trace.num_turns >= 2
+
+    @vf.reward(weight=1.0)
+    async def exact(self, trace: vf.Trace) -> float:
+        return 1.0 if TAG.findall(trace.last_reply) == [self.data.answer] else 0.0
+"""
+
+
+@pytest.fixture(scope="module")
+def v1_tools(tmp_path_factory):
+    """A task whose toolset (prefix 'adder') offers add(a, b), and its in-process servers."""
+    folder = tmp_path_factory.mktemp("v1tools")
+    data = fx.write_dataset(folder)
+    path = fx.v1_env(folder, "compat_v1_tools", V1_TOOL_TASK)
+    spec = importlib.util.spec_from_file_location("compat_v1_tools", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["compat_v1_tools"] = module
+    spec.loader.exec_module(module)
+    task = next(iter(module.Tasks(module.Config(dataset_path=str(data)))))
+    return task
+
+
+@pytest.mark.v1
+@covers("Task.toolsets(config) / Toolset.register(MCPServer) / Toolset.server_name")
+def test_task_toolsets_register_in_process(v1_tools):
+    with private("Task.toolsets(config) / Toolset.register(MCPServer) / Toolset.server_name"):
+        servers = compat.task_tool_servers(v1_tools)
+        assert [prefix for prefix, _ in servers] == ["adder"], servers
+        assert [f.__name__ for f in compat.task_stops(v1_tools)] == ["two_turns"]
+
+
+@pytest.mark.v1
+@covers("MCPServer.list_tools (Tool.name/description/input_schema or inputSchema)")
+def test_toolset_tool_definitions(v1_tools):
+    with private("MCPServer.list_tools (Tool.name/description/input_schema or inputSchema)"):
+        defs, dispatch = run(compat.tool_definitions(compat.task_tool_servers(v1_tools)))
+        assert [d["name"] for d in defs] == ["adder_add"] and "Add two" in defs[0]["description"]
+        assert set(defs[0]["parameters"]["properties"]) == {"a", "b"} and dispatch["adder_add"][1] == "add"
+
+
+@pytest.mark.v1
+@covers("MCPServer.call_tool -> CallToolResult.content (mcp 1.x: content blocks or (blocks, structured))")
+def test_toolset_call_tool_text_and_errors(v1_tools):
+    with private("MCPServer.call_tool -> CallToolResult.content (mcp 1.x: content blocks or (blocks, structured))"):
+        ((_, server),) = compat.task_tool_servers(v1_tools)
+        assert run(compat.call_tool(server, "add", {"a": 2, "b": 3})) == "5"
+        with pytest.raises(Exception) as raised:
+            run(compat.call_tool(server, "add", {"a": -1, "b": 3}))
+        assert "only non-negative" in str(raised.value)
+
+
 def test_every_private_api_has_one_test():
     assert set(compat.PRIVATE_APIS.values()) <= {compat.CLASSIC, compat.V1}
     assert set(compat.PRIVATE_APIS) == set(COVERED), {

@@ -101,6 +101,19 @@ def build_parser():
         help=f"share of truncated rollouts that warns ({t.warn_truncated})",
     )
     g.add_argument(
+        "--max-turn-limited",
+        type=numbers.share(),
+        default=t.max_turn_limited,
+        help="share of rollouts ended by the turn limit while still calling tools above which training is blocked "
+        f"({t.max_turn_limited})",
+    )
+    g.add_argument(
+        "--warn-turn-limited",
+        type=numbers.share(),
+        default=t.warn_turn_limited,
+        help=f"share of rollouts ended by the turn limit that warns ({t.warn_turn_limited})",
+    )
+    g.add_argument(
         "--group-gain",
         type=float,
         default=t.group_gain,
@@ -138,6 +151,8 @@ def request(args) -> CheckRequest:
         near_empty_chars=args.near_empty_chars,
         max_truncated=args.max_truncated,
         warn_truncated=args.warn_truncated,
+        max_turn_limited=args.max_turn_limited,
+        warn_turn_limited=args.warn_turn_limited,
         group_gain=args.group_gain,
         max_malformed=args.max_malformed,
         max_bad_rewards=args.max_bad_rewards,

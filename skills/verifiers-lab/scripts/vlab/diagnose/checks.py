@@ -251,6 +251,20 @@ def check_truncation(ctx: Context, reward_rising: bool) -> list[Finding]:
     return keep
 
 
+def check_turn_limit(ctx: Context) -> list[Finding]:
+    """Rollouts the environment's turn limit ended while the model was still calling tools."""
+    out = _share_check(
+        ctx,
+        "turn_limited_frac",
+        "turn-limit",
+        "ran out of turns: share of rollouts ended by the turn limit mid tool use",
+        T["turn_limit_high"],
+        T["turn_limit_fail"],
+        46,
+    )
+    return out
+
+
 def check_length(ctx: Context) -> list[Finding]:
     s = ctx.s
     v = s.col("completion_len")

@@ -205,6 +205,8 @@ NEXT_STEPS = {
     "field) and reproduce them with test_reward; no config change fixes them",
     "throughput-drop": "read the logs for retries, timeouts or a slow environment (prime train logs RUN_ID); "
     "no config change is implied",
+    "turn-limit": "rollouts ran out of turns: raise the environment's max_turns (--env-arg max_turns=N) if the model "
+    "needs more tool calls, or fix the tool or prompt that keeps it calling; seq_len must hold the extra turns",
     "length-collapse": "check the reward does not pay for short or empty answers: "
     f"{command('test_reward')} ENV --json (its hacking probes)",
     "length-explode": "check the reward does not pay for length (test_reward's probes)",

@@ -42,6 +42,7 @@ ALIASES: dict[str, list[str | re.Pattern]] = {
         re.compile(rf"^train/agg/all/{_AGENT}/is_truncated/mean$"),
         "is_truncated/all/mean",
     ],
+    "turn_limited_frac": ["turn_limited_frac"],  # local_train: rollouts the turn limit ended mid tool use
     "completion_len": [
         "completion_len_mean",
         re.compile(rf"^train/agg/all/{_AGENT}/num_output_tokens/mean$"),

@@ -22,6 +22,7 @@ from vlab.diagnose.checks import (
     check_swings,
     check_throughput,
     check_truncation,
+    check_turn_limit,
     check_zero_advantage,
 )
 from vlab.diagnose.finding import Context, Finding, reward_noise_se, reward_range, vanished
@@ -63,6 +64,7 @@ def detect(s: Series, reward_range_given: tuple[float, float] | None = None) -> 
     findings += check_reward_level(ctx)
     findings += check_zero_advantage(ctx)
     findings += check_truncation(ctx, reward_tr is not None and reward_tr.rising)
+    findings += check_turn_limit(ctx)
     findings += check_length(ctx)
     findings += check_eval(ctx)
     findings += check_throughput(ctx)

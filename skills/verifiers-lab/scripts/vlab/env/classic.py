@@ -11,7 +11,9 @@ answers with the text every turn, recorded conversations (message lists) as they
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
+import json
 import threading
 from typing import Any
 
@@ -60,6 +62,8 @@ class ClassicEnvironment(Environment):
             raise ToolError(f"{self.name}.load_environment returned {type(env).__name__}, not a vf.Environment")
         compat.set_identity(env, spec, env_args)
         self.env = env
+        self.tool_errors: list[str] = []  # tool calls that raised (ToolEnv answers the model with the error)
+        compat.wrap_tools(env, self._recording_tool)
         multi_turn = not isinstance(env, vf.SingleTurnEnv)
         compat.replace_reward_functions(
             env.rubric, lambda func, group: instrument(func, self.calls, "states" if group else "state", group)
@@ -83,6 +87,29 @@ class ClassicEnvironment(Environment):
             silent_reward_errors=True,
         )
         return self
+
+    def _recording_tool(self, name: str, fn):
+        """``fn`` that records an exception raised by its own code (not by a missing argument)."""
+        try:
+            signature = inspect.signature(fn)
+        except (TypeError, ValueError):
+            signature = None
+
+        @functools.wraps(fn)
+        async def tool(*args, **kwargs):
+            try:
+                out = fn(*args, **kwargs)
+                return await out if inspect.isawaitable(out) else out
+            except Exception as err:
+                try:
+                    if signature is not None:
+                        signature.bind(*args, **kwargs)
+                    self.tool_errors.append(f"{name}({_short(kwargs)}) raised {type(err).__name__}: {err}")
+                except TypeError:  # missing or unknown arguments: the call never reached the tool's code
+                    pass
+                raise
+
+        return tool
 
     # rows
 
@@ -201,6 +228,7 @@ class ClassicEnvironment(Environment):
         self.calls.timeout = timeout
         client = self._client(generate)
         raw = self._raw_row(row)
+        seen = len(self.tool_errors)
         states = await asyncio.gather(
             *(compat.rollout(self.env, raw, client, _MODEL, dict(sampling_args or {})) for _ in range(n))
         )
@@ -217,6 +245,12 @@ class ClassicEnvironment(Environment):
                     stop_condition=view.stop_condition,
                     error=view.error,
                     truncated=view.truncated,
+                    tool_errors=self.tool_errors[seen:],
                 )
             )
         return results
+
+
+def _short(arguments: dict) -> str:
+    text = json.dumps(arguments, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."

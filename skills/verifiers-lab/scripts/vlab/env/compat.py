@@ -234,6 +234,15 @@ def scripted_client(respond: Respond | None) -> Any:
     return ScriptedClient(None)
 
 
+@_uses(CLASSIC, "ToolEnv.tool_map")
+def wrap_tools(env: Any, wrap: Callable[[str, Callable], Callable]) -> None:
+    """Make a classic ToolEnv call ``wrap(name, f)`` instead of each tool ``f`` (no-op without tools)."""
+    tool_map = getattr(env, "tool_map", None)
+    if isinstance(tool_map, dict):
+        for name, fn in list(tool_map.items()):
+            tool_map[name] = wrap(name, fn)
+
+
 # -- v1 tasksets (verifiers.v1) ------------------------------------------------------------
 
 
@@ -347,3 +356,61 @@ def trace_total(trace: Any) -> float:
 def scoring_trace(task: Any, prompt: list[dict], completion: list[dict], trace_id: str = "vlab") -> Any:
     """A trace ready for ``task.score``: plain message dicts in (tests and benchmarks use it)."""
     return new_trace(trace_id, task, trace_parts(task, "vlab"), v1_messages(prompt), v1_messages(completion))
+
+
+@_uses(V1, "Task.hooks")
+def task_stops(task: Any) -> list[Callable]:
+    """The task's ``@vf.stop`` functions (plugged ones included), in the order verifiers checks them."""
+    return list(task.hooks("stop"))
+
+
+@_uses(V1, "Task.toolsets(config) / Toolset.register(MCPServer) / Toolset.server_name")
+def task_tool_servers(task: Any) -> list[tuple[str, Any]]:
+    """(advertised prefix, in-process MCP server) for each toolset the task launches per rollout.
+
+    verifiers runs each toolset as its own MCP server process and advertises its tools as
+    ``<server_name>_<tool>`` (bare when the prefix is empty); here the same registration runs
+    in-process, so tool calls execute the toolset's own functions with MCP's argument checks.
+    """
+    toolsets = type(task).toolsets(task.config)
+    if not toolsets:
+        return []
+    try:  # mcp 2.x (verifiers 0.4)
+        from mcp.server.mcpserver import MCPServer
+    except ImportError:  # mcp 1.x (verifiers 0.3.1's v1): the same registration on FastMCP
+        from mcp.server.fastmcp import FastMCP as MCPServer
+
+    servers = []
+    for toolset in toolsets:
+        server = MCPServer(toolset.server_name or type(toolset).__name__)
+        toolset.register(server)
+        servers.append((toolset.server_name, server))
+    return servers
+
+
+@_uses(V1, "MCPServer.list_tools (Tool.name/description/input_schema or inputSchema)")
+async def tool_definitions(servers: list[tuple[str, Any]]) -> tuple[list[dict], dict[str, tuple[Any, str]]]:
+    """The tool definitions a model is offered ({name, description, parameters}) and the dispatch
+    map advertised name -> (server, tool name), as verifiers' chat harness builds them."""
+    defs, dispatch = [], {}
+    for prefix, server in servers:
+        for tool in await server.list_tools():
+            full = f"{prefix}_{tool.name}" if prefix else tool.name
+            schema = getattr(tool, "input_schema", None) or getattr(tool, "inputSchema", None) or {}
+            defs.append({"name": full, "description": tool.description or "", "parameters": schema})
+            dispatch[full] = (server, tool.name)
+    return defs, dispatch
+
+
+@_uses(V1, "MCPServer.call_tool -> CallToolResult.content (mcp 1.x: content blocks or (blocks, structured))")
+async def call_tool(server: Any, name: str, arguments: dict) -> str:
+    """Run one tool call in-process; its text content as the model would read it. Exceptions
+    propagate (the MCP server wraps them as ``Error executing tool ...``)."""
+    result = await server.call_tool(name, arguments)
+    if isinstance(result, tuple):  # mcp 1.x: (content blocks, structured output)
+        result = result[0]
+    blocks = result.content if hasattr(result, "content") else result
+    parts = []
+    for block in blocks or []:
+        parts.append(getattr(block, "text", None) or str(block))
+    return "\n".join(parts)

@@ -370,6 +370,8 @@ class RemoteEnvironment(Environment):
         tasks: set[asyncio.Task] = set()
 
         def on_generate(msg):
+            if msg[0] != "generate":  # ("dead", ...) reaches every handler: the rollout's own one reports it
+                return
             try:
                 loop.call_soon_threadsafe(self._serve_generate, msg, generate, tasks)
             except RuntimeError:  # the loop is closed (Ctrl-C): the rollout is over

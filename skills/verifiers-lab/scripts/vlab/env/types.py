@@ -98,6 +98,7 @@ class RolloutResult:
     stop_condition: str | None
     error: str | None
     truncated: bool = False  # the environment marked the rollout truncated
+    tool_errors: list[str] = field(default_factory=list)  # tool calls that raised (the model read an error)
 
 
 def finite(value: Any) -> bool:

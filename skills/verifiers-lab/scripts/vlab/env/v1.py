@@ -3,7 +3,8 @@
 Each completion is scored by the task's own ``task.score(trace)`` on a trace holding the
 row's prompt and the completion as sampled assistant turns, so ``@vf.reward`` weights and
 the task's hooks behave as in training. A rollout here is one model turn scored the same
-way: harness- or runtime-driven v1 rollouts (multi-turn, tools) are not run.
+way, unless the task has tools or stop conditions: then the rollout is the multi-turn loop
+of ``v1_loop`` (the task's toolsets run in-process, its ``@vf.stop`` functions end it).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from vlab.core.result import UsageError
-from vlab.env import compat
+from vlab.env import compat, v1_loop
 from vlab.env.base import Environment
 from vlab.env.instrument import describe_error, instrument, score_from
 from vlab.env.messages import call_generate, completion_messages, last_user_text, message_dict
@@ -57,7 +58,24 @@ class V1Environment(Environment):
         sample = self._tasks[0] if self._tasks else None
         rewards = compat.task_rewards(sample) if sample is not None else []
         self.reward_functions = [RewardFunction(name, weight) for name, weight in rewards]
-        self.capabilities = Capabilities(generation=GENERATION)
+        self._loop = None
+        self.tool_loop_error: str | None = None  # toolsets declared but not runnable in-process
+        if sample is not None:
+            try:
+                self._loop = v1_loop.ToolLoop(sample)
+                stops = compat.task_stops(sample)
+            except Exception as err:  # noqa: BLE001 - e.g. a toolset that needs a sandbox: rollouts stay single-turn
+                self._loop, stops = None, []
+                self.tool_loop_error = f"{type(err).__name__}: {err}"
+            if self._loop is not None and not self._loop.servers and not stops:
+                self._loop = None
+        broken = self.tool_loop_error is not None
+        self.capabilities = Capabilities(
+            generation=GENERATION,
+            multi_turn=self._loop is not None or broken,
+            tools=bool(self._loop and self._loop.servers) or broken,
+            rollout_loop=self._loop is not None,
+        )
         return self
 
     def _load_tasks(self, limit: int | None, classify_load_error) -> None:
@@ -147,8 +165,27 @@ class V1Environment(Environment):
     async def rollout_group(
         self, row: Row, generate: Generate, n: int = 1, sampling_args: dict | None = None, timeout: float = 10.0
     ) -> list[RolloutResult]:
-        """One model turn per rollout: v1 harness-driven (multi-turn, tool) rollouts need a runtime."""
+        """One model turn per rollout, or the multi-turn tool loop (``v1_loop``) of a task with
+        tools or stop conditions."""
         self.calls.timeout = timeout
+        if self._loop is not None:
+            results = []
+            for _ in range(n):
+                out = await v1_loop.run(self, self._loop, row, generate, dict(sampling_args or {}))
+                score = await self._score_trace(row, self.trace(row, out["completion"]))
+                results.append(
+                    RolloutResult(
+                        out["completion"],
+                        list(row.prompt),
+                        score,
+                        out["turns"],
+                        out["stop_condition"],
+                        None,
+                        truncated=out["stop_condition"] == "vlab_turn_cap",
+                        tool_errors=out["tool_errors"],
+                    )
+                )
+            return results
         replies = [
             await call_generate(generate, [dict(m) for m in row.prompt], dict(sampling_args or {}), None)
             for _ in range(n)

@@ -73,6 +73,7 @@ class Counts:
     error_kinds: tuple[tuple[str, int], ...] = ()  # the five most common
     judge_errors: int = 0  # errored rollouts whose judge gave no verdict (counted apart from zero rewards)
     judge_refusals: int = 0  # ... whose judge refused
+    turn_limited: int = 0  # ended by the environment's turn limit while still calling tools
 
     def reward_issue_count(self, *kinds: str) -> int:
         return sum(n for kind, n in self.reward_issues if kind in kinds)
@@ -84,6 +85,7 @@ class Counts:
             "examples": self.examples,
             "errored": self.errored,
             "truncated": self.truncated,
+            "turn_limited": self.turn_limited,
             "empty_completions": self.empty_completions,
             "near_empty_completions": self.near_empty_completions,
             "completion_length_known": self.completion_length_known,
@@ -245,7 +247,8 @@ def analyse(
     example = cols.example_group_codes()
     prompt = as_numpy(cols.prompt, np.int32)
     errored = as_numpy(cols.errored, np.int8).astype(bool)
-    truncated = as_numpy(cols.truncated, np.int8).astype(bool)
+    stops = as_numpy(cols.truncated, np.int8)  # 1: truncated, 2: ended by the turn limit mid tool use
+    truncated, turn_limited = stops == 1, stops == 2
     chars = as_numpy(cols.chars, np.int32)
     tools = as_numpy(cols.tool_calls, np.int32)
     group, grouping = _grouping(source, cols, example, prompt)
@@ -259,6 +262,7 @@ def analyse(
         examples=int(np.unique(group).size) if n else 0,
         errored=int(errored.sum()),
         truncated=int(truncated.sum()),
+        turn_limited=int(turn_limited.sum()),
         empty_completions=int(empty.sum()),
         near_empty_completions=int(near_empty.sum()),
         completion_length_known=int((chars >= 0).sum()),

@@ -104,7 +104,7 @@ class Columns:
                 self.judge_errors[judged] += 1
         else:
             self.errored.append(0)
-        self.truncated.append(1 if r.truncated else 0)
+        self.truncated.append(2 if r.turn_limited else 1 if r.truncated else 0)
         self.chars.append(-1 if r.completion_chars is None else r.completion_chars)
         self.tool_calls.append(r.tool_calls)
         self.row_key.append(r.row_key or 0)

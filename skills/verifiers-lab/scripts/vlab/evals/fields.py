@@ -25,6 +25,14 @@ MISSING_MS = msgspec.UNSET if msgspec is not None else MISSING  # the same, for 
 CLASSIC_TRUNCATING = ("length", "max_tokens", "max_tokens_reached")
 
 
+def turn_limit_stop(stop: Any, tool_calls: int) -> bool:
+    """A rollout the environment's turn limit ended while the model was still calling tools (classic
+    ``max_turns_reached``, v1 ``max_turns`` or a task's own ``@vf.stop`` on its turns). A single-turn
+    environment's rollouts end with ``max_turns_reached`` after their one reply, without a tool call:
+    they are not counted."""
+    return isinstance(stop, str) and "turn" in stop.lower() and tool_calls > 0
+
+
 def is_missing(v: Any) -> bool:
     return v is MISSING or v is MISSING_MS
 

@@ -36,6 +36,7 @@ from vlab.evals.fields import (
     prompt_key,
     reward_value,
     text_length,
+    turn_limit_stop,
 )
 from vlab.evals.source import CLASSIC, V1_TRACES, V1_VALIDATE, EvalSource, detect_shape
 
@@ -57,6 +58,7 @@ class EvalRow:
     row_key: int | None  # identity for duplicate detection
     prompt_key: int | None  # prompt fingerprint (checks that ids identify prompts)
     line: int
+    turn_limited: bool = False  # the turn limit ended it mid tool use (counted apart from truncated)
 
 
 @dataclass
@@ -225,7 +227,8 @@ def classic_rows(source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: 
                     scores[name] = x
         completion = row.completion
         chars, calls = completion_size(None if is_missing(completion) else completion)
-        truncated = row.is_truncated is True or row.stop_condition in CLASSIC_TRUNCATING
+        turned = turn_limit_stop(row.stop_condition, calls)
+        truncated = (row.is_truncated is True or row.stop_condition in CLASSIC_TRUNCATING) and not turned
         yield EvalRow(
             example=example,
             reward=reward,
@@ -240,6 +243,7 @@ def classic_rows(source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: 
             row_key=_rollout_key(example, row.timing) if timed else _line_key(raw),
             prompt_key=(prompt_key(None if is_missing(row.prompt) else row.prompt) if want_prompt else None),
             line=lineno,
+            turn_limited=turned,
         )
 
 
@@ -397,8 +401,9 @@ def _trace_row(trace: Any, example: Any, episode: Any, episode_error: str | None
         if tc:
             calls += len(tc) if isinstance(tc, list) else 1
     stop = _get(trace, "stop_condition")
-    truncated = stop in _V1_TRUNCATING
-    if not truncated:
+    turned = turn_limit_stop(stop, calls)
+    truncated = stop in _V1_TRUNCATING and not turned
+    if not truncated and not turned:
         last = next((c for c in reversed(_get(trace, "calls") or []) if _get(c, "error") is None), None)
         truncated = bool(last is not None and _get(last, "finish_reason") == "length")
     error = error_text(_get(trace, "errors")) or episode_error
@@ -418,6 +423,7 @@ def _trace_row(trace: Any, example: Any, episode: Any, episode_error: str | None
         hash(str(_get(trace, "id") or _get(episode, "id") or raw)),
         None,
         lineno,
+        turned,
     )
 
 

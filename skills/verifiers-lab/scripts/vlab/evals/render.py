@@ -45,7 +45,7 @@ def report_lines(a: Analysis) -> list[str]:
         f"grouped by {a.grouping}"
     )
     out.append(
-        f"errored {c.errored}  truncated {c.truncated}  empty {c.empty_completions}  "
+        f"errored {c.errored}  truncated {c.truncated}  out of turns {c.turn_limited}  empty {c.empty_completions}  "
         f"{'duplicates' if source.rollout_identity else 'identical rows'} {c.duplicate_rows}  "
         f"malformed lines {c.malformed_lines}"
     )

@@ -21,11 +21,13 @@ from vlab.evals.analysis import Analysis
 class Thresholds:
     """The numbers every verdict and recommendation is judged by: their one home.
 
-    SKILL.md (step 6) quotes max_truncated, warn_truncated and group_gain; tests/test_check_reward_distribution.py
+    SKILL.md (step 6) quotes max_truncated, warn_truncated, max_turn_limited and group_gain; tests/test_check_reward_distribution.py
     checks the quotes against these defaults.
 
     max_truncated: more than this share of truncated rollouts blocks training (their rewards measure the token
-    budget, not the task); warn_truncated: more than this warns. group_gain: a group size is recommended when
+    budget, not the task); warn_truncated: more than this warns. max_turn_limited: more than this share of
+    rollouts ended by the environment's turn limit while still calling tools blocks training ("ran out of
+    turns": their rewards measure the turn limit); warn_turn_limited: more than this warns. group_gain: a group size is recommended when
     doubling it would add fewer than this share of groups whose rewards differ (the table's own figures).
     """
 
@@ -39,6 +41,8 @@ class Thresholds:
     near_empty_chars: int = 3
     max_truncated: float = 0.1
     warn_truncated: float = 0.05
+    max_turn_limited: float = 0.5
+    warn_turn_limited: float = 0.1
     group_gain: float = 0.05
     max_malformed: float = 0.05
     max_bad_rewards: float = 0.05
@@ -51,6 +55,8 @@ class Thresholds:
             "min_signal",
             "max_truncated",
             "warn_truncated",
+            "max_turn_limited",
+            "warn_turn_limited",
             "group_gain",
             "max_malformed",
             "max_bad_rewards",
@@ -60,6 +66,8 @@ class Thresholds:
                 raise UsageError(f"--{name.replace('_', '-')} must be between 0 and 1 (got {value})")
         if self.warn_truncated > self.max_truncated:
             raise UsageError("--warn-truncated must not be above --max-truncated")
+        if self.warn_turn_limited > self.max_turn_limited:
+            raise UsageError("--warn-turn-limited must not be above --max-turn-limited")
         if self.min_rollouts < 1 or self.min_examples < 1 or self.near_empty_chars < 0:
             raise UsageError("--min-rollouts and --min-examples must be >= 1, --near-empty-chars >= 0")
 
@@ -206,6 +214,25 @@ def judge(a: Analysis, th: Thresholds, result: Result) -> list[str]:
     elif n:
         result.passed("truncation", f"{c.truncated} of {n} rollouts truncated")
 
+    # The turn limit: a rollout it ended mid tool use scores the limit, not the task.
+    turned = c.turn_limited / n if n else 0.0
+    if turned > th.max_turn_limited:
+        fail(
+            "turn-limit",
+            f"ran out of turns: {turned:.0%} of rollouts were ended by the environment's turn limit while still "
+            f"calling tools (more than {th.max_turn_limited:.0%}); their rewards measure the turn limit, not the task",
+            "raise max_turns (classic vf.ToolEnv / the task's turn-limit stop) if the model needs more tool calls, "
+            "or fix the tool or prompt that keeps it calling; re-run the eval (threshold: --max-turn-limited)",
+        )
+    elif turned > th.warn_turn_limited:
+        result.warn(
+            "turn-limit",
+            f"{turned:.0%} of rollouts ran out of turns (ended by the turn limit while still calling tools)",
+            "look at those rollouts: a tool that never satisfies the model, or too few turns",
+        )
+    elif c.turn_limited:
+        result.passed("turn-limit", f"{c.turn_limited} of {n} rollouts ran out of turns")
+
     # Duplicates.
     if c.duplicate_rows:
         if a.source.rollout_identity:
@@ -236,7 +263,11 @@ def judge(a: Analysis, th: Thresholds, result: Result) -> list[str]:
         fail(
             "reward-positive",
             f"reward never above zero in {r.count} scored rollouts: "
-            "the task is too hard for this model, or the reward is broken",
+            + (
+                f"{c.turn_limited} of them ran out of turns (see turn-limit)"
+                if c.turn_limited > n * th.max_turn_limited
+                else "the task is too hard for this model, or the reward is broken"
+            ),
             f"score a known-good answer ({command('test_reward')}) to tell which; "
             "if the reward works, use an easier subset or a stronger model",
         )

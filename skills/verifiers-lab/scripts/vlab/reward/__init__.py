@@ -16,4 +16,5 @@ Modules:
   files        --custom cases and --completions with labels
   judge        judge-scored rewards (--judge stub / --judge-base-url): injection probes, verdict forms, cost
   judge_server the loopback judge: the deterministic stub judge, or a counting proxy to a real endpoint
+  conversation scripted conversations (real tool calls) through a multi-turn or tool environment's rollout loop
 """

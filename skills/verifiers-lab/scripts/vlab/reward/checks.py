@@ -24,6 +24,7 @@ from vlab.env import Environment, Score
 from vlab.env.remote import LOAD_LIMIT, LoadFailed, RemoteEnvironment
 from vlab.reward import choices, code, dataset, numbers, prompts, verdicts
 from vlab.reward import probes as rp
+from vlab.reward.conversation import conversation_checks
 from vlab.reward.files import completion_checks, custom_checks
 from vlab.reward.health import health_checks
 from vlab.reward.judge import JudgeSettings
@@ -182,6 +183,9 @@ def _run(env: RemoteEnvironment, opts: TestRewardRequest, result: Result, t0: fl
     if opts.completions:
         all_scores += completion_checks(result, env, opts)
     health_checks(result, env, all_scores, opts)
+    if not opts.skip_probes and (env.capabilities.multi_turn or env.capabilities.tools):
+        scope = env.rows(PROBE_ROWS if opts.num_examples is None else opts.num_examples)
+        conversation_checks(result, env, scope, env.format_hints(), opts)
 
 
 # -- probes ----------------------------------------------------------------------------

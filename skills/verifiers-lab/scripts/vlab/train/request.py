@@ -112,6 +112,12 @@ def run_local_train(request: LocalTrainRequest, result: Result) -> None:
     cfg = load_config(request.config, [(list(path), value) for path, value in request.overrides])
     if request.check_env_args:
         check_args(cfg, result)
+    from vlab.train.plan import seq_len
+    from vlab.train.primerl_map import seq_len as prime_rl_seq_len
+    from vlab.train.turns import check_turn_budget
+
+    budget = prime_rl_seq_len(cfg) if request.engine == "prime-rl" else seq_len(cfg)
+    check_turn_budget(cfg.env.args, cfg.sampling.max_completion_tokens, budget, result)
     if request.engine == "prime-rl":
         from vlab.train.primerl import run_prime_rl
 

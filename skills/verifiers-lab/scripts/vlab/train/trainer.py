@@ -29,6 +29,7 @@ import torch
 from vlab.core import secrets
 from vlab.core.invocation import command
 from vlab.core.result import ToolError, UsageError
+from vlab.evals.fields import completion_size, turn_limit_stop
 from vlab.train.config import TrainConfig
 from vlab.train.loss import (
     group_advantages,
@@ -295,6 +296,11 @@ class Trainer:
             "num_train_sequences": n_seqs,
             "errors": sum(1 for r in rollouts if r.error),
             "truncated_frac": sum(1 for r in rollouts if r.is_truncated) / max(1, len(rollouts)),
+            # rollouts the environment's turn limit ended while the model was still calling tools
+            "turn_limited_frac": sum(
+                1 for r in rollouts if turn_limit_stop(r.stop_condition, completion_size(r.completion)[1])
+            )
+            / max(1, len(rollouts)),
             "completion_len_mean": float(np.mean([sum(len(t.completion_ids) for t in r.turns) for r in rollouts]))
             if rollouts
             else 0.0,

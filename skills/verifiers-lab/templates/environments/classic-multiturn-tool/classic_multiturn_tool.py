@@ -45,8 +45,18 @@ _OPERATORS = {
     ast.USub: operator.neg,
     ast.UAdd: operator.pos,
 }
+MAX_EXPRESSION = 500  # characters of one calculator expression
+MAX_BITS = 4096  # size of any number the calculator builds (about 1,200 digits): bounds its time
+# "18 dollars", "18\\text{ dollars}", "\\$18", "50\\%": the units the numeric template also accepts
+_TEXT = re.compile(r"\\(?:text|mathrm)\{\s*([^{}]*)\}")
+_UNIT = re.compile(r"(?<=\d)\s*(?!pi\b)[A-Za-z]{2,}(?:\s+[A-Za-z]{2,})?\s*$")
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:/\d+)?")
 _LATEX_FRACTION = re.compile(r"\\d?frac\{(-?\d+)\}\{(\d+)\}")
+
+
+def _bits(value: Fraction) -> int:
+    """Size of a number in bits (numerator and denominator), what its arithmetic costs."""
+    return abs(value.numerator).bit_length() + value.denominator.bit_length()
 
 
 def _evaluate(node: ast.AST) -> Fraction:
@@ -58,7 +68,12 @@ def _evaluate(node: ast.AST) -> Fraction:
         left, right = _evaluate(node.left), _evaluate(node.right)
         if isinstance(node.op, ast.Pow) and (right.denominator != 1 or abs(right) > 64):
             raise ValueError("exponent must be a whole number up to 64")
-        return Fraction(_OPERATORS[type(node.op)](left, right))
+        if isinstance(node.op, ast.Pow) and _bits(left) * abs(right) > MAX_BITS:
+            raise ValueError("result too large")
+        value = Fraction(_OPERATORS[type(node.op)](left, right))
+        if _bits(value) > MAX_BITS:
+            raise ValueError("result too large")
+        return value
     if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
         return _OPERATORS[type(node.op)](_evaluate(node.operand))
     raise ValueError("only numbers, + - * / // % ** and parentheses are allowed")
@@ -70,11 +85,13 @@ def calculate(expression: str) -> str:
     Args:
         expression: numbers combined with + - * / // % ** and parentheses.
     """
+    if not isinstance(expression, str) or len(expression) > MAX_EXPRESSION:
+        return f"error: the expression must be text of at most {MAX_EXPRESSION} characters"
     try:
         value = _evaluate(ast.parse(expression.replace(",", ""), mode="eval"))
     except ZeroDivisionError:
         return "error: division by zero"
-    except (SyntaxError, ValueError, TypeError) as err:
+    except (SyntaxError, ValueError, TypeError, OverflowError, RecursionError, MemoryError) as err:
         return f"error: {err}"
     return str(value.numerator) if value.denominator == 1 else f"{float(value):.10g}"
 
@@ -84,7 +101,8 @@ def parse_number(text: str | None) -> Fraction | None:
     answer is anything more than one number (2\\pi, 51 or 52, x = 3)."""
     if text is None:
         return None
-    cleaned = text.replace("{,}", "").replace(",", "").replace("$", "").replace("%", "").strip()
+    cleaned = _UNIT.sub("", _TEXT.sub(r" \1", text)).replace("{,}", "").replace(",", "")
+    cleaned = cleaned.replace("\\$", "").replace("$", "").replace("\\%", "").replace("%", "").strip()
     cleaned = _LATEX_FRACTION.sub(r"\1/\2", cleaned)
     if not _NUMBER.fullmatch(cleaned):
         return None
