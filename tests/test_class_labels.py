@@ -1,0 +1,137 @@
+"""Classification done right (issue 23): split files, integer labels named, the label space checked.
+
+inspect_dataset reads one split of a folder of split files and names integer class labels
+(a label map beside the data, --label-names, --label-map); new_env writes the names into the
+classification templates; test_reward checks every gold is an offered label and probes with
+the real labels; check_reward_distribution warns when the mean is the majority-class share.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import assert_result, run_script
+
+from vlab.core.result import UsageError
+from vlab.inspect import analyse, read_sample
+from vlab.inspect.labels import names_given, read_label_map
+
+NAMES = ["anger", "joy", "optimism", "sadness"]
+TEXTS = {
+    0: ["I am so angry at this", "this makes me furious"],
+    1: ["so happy today", "what a lovely day"],
+    2: ["things will get better", "hopeful for tomorrow"],
+    3: ["I feel so sad", "lonely again tonight"],
+}
+
+
+def emotion_rows(n: int, offset: int = 0) -> list[dict]:
+    """43% anger, the rest spread over joy, optimism and sadness (TweetEval emotion's shape)."""
+    cycle = [0, 1, 0, 2, 0, 3, 1, 0, 2, 3, 0, 1, 0, 2, 3, 0, 1, 0, 2, 3, 0, 3, 0, 1, 2, 0, 1, 0, 3, 0]  # 13/30 anger
+    return [{"text": f"{TEXTS[cycle[i % 30]][i % 2]} #{i + offset}", "label": cycle[i % 30]} for i in range(n)]
+
+
+def write_jsonl(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def emotion_folder(tmp_path, mapping: str | None = "0\tanger\n1\tjoy\n2\toptimism\n3\tsadness\n"):
+    folder = tmp_path / "emotion"
+    write_jsonl(folder / "train.jsonl", emotion_rows(60))
+    write_jsonl(folder / "val.jsonl", emotion_rows(10, offset=1000))
+    write_jsonl(folder / "test.jsonl", [{"text": "TEST ROW", "label": 3}] * 20)
+    if mapping is not None:
+        (folder / "mapping.txt").write_text(mapping)
+    return folder
+
+
+def inspect(path, split=None, names=None):
+    return analyse(read_sample(str(path), 300, split=split), label_names=names)
+
+
+# -- splits -------------------------------------------------------------------------------
+
+
+def test_folder_of_split_files_reads_train_only(tmp_path):
+    folder = emotion_folder(tmp_path)
+    src = inspect(folder)["source"]
+    assert src["splits"] == {"train": ["train.jsonl"], "validation": ["val.jsonl"], "test": ["test.jsonl"]}
+    assert src["loader"]["split"] == "train" and src["loader"]["data_files"] == [str(folder / "train.jsonl")]
+    assert src["rows_sampled"] == 60
+    test = inspect(folder, split="test")["source"]
+    assert test["loader"]["data_files"] == [str(folder / "test.jsonl")] and test["rows_sampled"] == 20
+    assert inspect(folder, split="validation")["source"]["loader"]["data_files"] == [str(folder / "val.jsonl")]
+    assert inspect(folder, split="dev")["source"]["loader"]["split"] == "validation"  # dev, val: one split
+    with pytest.raises(UsageError, match="no dataset files in this folder for split 'holdout'"):
+        inspect(folder, split="holdout")
+    (folder / "train.jsonl").unlink()
+    with pytest.raises(UsageError, match="several splits"):
+        inspect(folder)
+
+
+def test_test_split_chosen_by_hand_warns(tmp_path):
+    r = run_script("inspect_dataset", str(emotion_folder(tmp_path)), "--split", "test", "--json")
+    checks = {c["id"]: c for c in assert_result(r.json, "inspect_dataset", 0)["checks"]}
+    assert checks["test-split"]["status"] == "warn" and "spoils the evaluation" in checks["test-split"]["message"]
+
+
+# -- label names --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("mapping.txt", "0\tanger\n1\tjoy\n2\toptimism\n3\tsadness\n"),
+        ("labels.txt", "anger\njoy\noptimism\nsadness\n"),
+        ("labels.txt", "index,name\n0,anger\n1,joy\n2,optimism\n3,sadness\n"),
+        ("mapping.txt", "anger: 0\njoy: 1\noptimism: 2\nsadness: 3\n"),
+        ("label_names.json", json.dumps(NAMES)),
+        ("label_names.json", json.dumps({"0": "anger", "1": "joy", "2": "optimism", "3": "sadness"})),
+    ],
+)
+def test_label_map_files(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    assert read_label_map(path) == NAMES
+
+
+def test_bad_label_maps_are_refused(tmp_path):
+    bad = tmp_path / "mapping.txt"
+    bad.write_text("0\tanger\n0\tjoy\n")
+    with pytest.raises(UsageError):
+        read_label_map(bad)
+    bad.write_text("0 anger\n2 joy\n")
+    with pytest.raises(UsageError, match="do not count"):
+        read_label_map(bad)
+
+
+def test_integer_labels_named_by_the_map_beside_the_data(tmp_path):
+    fmt = inspect(emotion_folder(tmp_path))["answer_format"]
+    assert fmt["type"] == "class_label" and fmt["label_names"] == NAMES and fmt["label_names_from"] == "mapping.txt"
+    dist = fmt["distribution"]
+    assert dist["majority"] == "anger" and dist["majority_share"] == pytest.approx(26 / 60, abs=1e-3)
+    assert set(dist["counts"]) == set(NAMES)
+
+
+def test_names_given_on_the_command_line_win(tmp_path):
+    folder = emotion_folder(tmp_path, mapping=None)
+    fmt = inspect(folder, names=names_given(("a", "b", "c", "d"), None))["answer_format"]
+    assert fmt["label_names"] == ["a", "b", "c", "d"] and fmt["label_names_from"] == "--label-names"
+    short = inspect(folder, names=(["a", "b"], "--label-names"))["answer_format"]
+    assert "label_names" not in short and "names 2 labels" in short["label_names_problem"]
+
+
+def test_unnamed_integer_labels_warn(tmp_path):
+    r = run_script("inspect_dataset", str(emotion_folder(tmp_path, mapping=None)), "--json")
+    obj = assert_result(r.json, "inspect_dataset", 0)
+    checks = {c["id"]: c for c in obj["checks"]}
+    assert checks["label-names"]["status"] == "warn" and "--label-names" in checks["label-names"]["hint"]
+    assert obj["data"]["answer_format"]["integer_labels"] is True
+    named = run_script("inspect_dataset", str(emotion_folder(tmp_path / "b")), "--label-names", "a,b,c,d", "--json")
+    checks = {c["id"]: c for c in assert_result(named.json, "inspect_dataset", 0)["checks"]}
+    assert checks["label-names"]["status"] == "pass" and "0=a" in checks["label-names"]["message"]
+    bad = run_script("inspect_dataset", str(tmp_path / "b" / "emotion"), "--label-names", "a,a", "--json")
+    assert_result(bad.json, "inspect_dataset", 2)
