@@ -135,3 +135,57 @@ def test_unnamed_integer_labels_warn(tmp_path):
     assert checks["label-names"]["status"] == "pass" and "0=a" in checks["label-names"]["message"]
     bad = run_script("inspect_dataset", str(tmp_path / "b" / "emotion"), "--label-names", "a,a", "--json")
     assert_result(bad.json, "inspect_dataset", 2)
+
+
+# -- end to end: inspect -> new_env -> test_reward ------------------------------------------
+
+
+def scaffold(tmp_path, api: str, folder=None, *flags: str) -> tuple[str, dict]:
+    folder = folder or emotion_folder(tmp_path)
+    report = tmp_path / "inspect.json"
+    r = run_script("inspect_dataset", str(folder), *flags, "--json")
+    report.write_text(r.stdout)
+    made = run_script("new_env", f"emo-{api}", "--from-inspect", str(report), "--api", api, "--path", str(tmp_path))
+    assert made.returncode == 0, made
+    return str(tmp_path / f"emo_{api}"), r.json
+
+
+def reward_run(package: str, data, *extra: str):
+    return run_script(
+        "test_reward",
+        package,
+        "--env-args",
+        json.dumps({"dataset_path": str(data)}),
+        "--num-examples",
+        "4",
+        "--reach-seconds",
+        "5",
+        *extra,
+        "--json",
+    )
+
+
+SPELLINGS = [  # row 0 is anger (id 0): every spelling of it earns 1, the other names 0
+    ("\\boxed{\\text{anger}}", 1.0),
+    ("\\boxed{anger.}", 1.0),
+    ("\\boxed{Anger}", 1.0),
+    ("The label is \\boxed{ ANGER }", 1.0),
+    ("\\boxed{joy}", 0.0),
+    ("\\boxed{0}", 0.0),
+]
+
+
+@pytest.mark.parametrize(
+    "api", [pytest.param("v1", marks=pytest.mark.v1), pytest.param("classic", marks=pytest.mark.classic)]
+)
+def test_integer_labels_with_a_mapping_file_become_names_end_to_end(tmp_path, api):
+    package, report = scaffold(tmp_path, api)
+    module = (tmp_path / f"emo_{api}" / f"emo_{api}.py").read_text()
+    assert 'LABEL_NAMES = ["anger", "joy", "optimism", "sadness"]' in module
+    custom = write_jsonl(
+        tmp_path / "custom.jsonl", [{"example_id": 0, "completion": c, "expected": e} for c, e in SPELLINGS]
+    )
+    proc = reward_run(package, tmp_path / "emotion" / "train.jsonl", "--custom", str(custom))
+    obj = assert_result(proc.json, "test_reward")
+    failed = [(c["id"], c["message"]) for c in obj["checks"] if c["status"] == "fail"]
+    assert proc.returncode == 0, failed
