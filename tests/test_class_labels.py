@@ -189,3 +189,91 @@ def test_integer_labels_with_a_mapping_file_become_names_end_to_end(tmp_path, ap
     obj = assert_result(proc.json, "test_reward")
     failed = [(c["id"], c["message"]) for c in obj["checks"] if c["status"] == "fail"]
     assert proc.returncode == 0, failed
+    assert obj["data"]["probes"]["answer_kind"] == "label"
+    assert obj["data"]["probes"]["labels"] == {"labels": NAMES, "from": "prompt"}
+
+
+# -- test_reward on broken label spaces and planted reward bugs (v1: the label checks are generation-free) --
+
+REWARD_LINE = "        given = given_label(trace.last_reply)\n"
+RETURN_LINE = "        return 1.0 if given and given == normalise(self.data.answer) else 0.0\n"
+PLANTS = {
+    # plant: (text replaced, replacement, the check that must fail)
+    "case_sensitive": (
+        REWARD_LINE + RETURN_LINE,
+        '        given = (vf.extract_boxed_answer(trace.last_reply or "", strict=True) or "").strip()\n'
+        "        return 1.0 if given == self.data.answer else 0.0\n",
+        "label_forms",
+    ),
+    "partial_credit": (
+        RETURN_LINE,
+        "        if given and given == normalise(self.data.answer):\n"
+        "            return 1.0\n"
+        "        return 0.5 if given in {normalise(x) for x in self.data.labels} else 0.0\n",
+        "label_others",
+    ),
+    "first_box": (
+        REWARD_LINE,
+        '        given = normalise((re.findall(r"\\\\boxed\\{([^{}]*)\\}", trace.last_reply or "") or [""])[0])\n',
+        "label_hacks",
+    ),
+    "no_label_list": (
+        'The allowed labels are: {labels}. Think briefly, then give "',
+        'Think briefly, then give "',
+        "label_prompt",
+    ),
+}
+
+
+def failed_checks(obj) -> dict[str, str]:
+    return {c["id"]: c["message"] for c in obj["checks"] if c["status"] == "fail"}
+
+
+@pytest.mark.v1
+@pytest.mark.parametrize("plant", sorted(PLANTS))
+def test_each_label_plant_fails_its_check(tmp_path, plant):
+    package, _ = scaffold(tmp_path, "v1")
+    module = tmp_path / "emo_v1" / "emo_v1.py"
+    old, new, check = PLANTS[plant]
+    text = module.read_text()
+    assert old in text
+    module.write_text(text.replace(old, new))
+    proc = reward_run(package, tmp_path / "emotion" / "train.jsonl")
+    failed = failed_checks(assert_result(proc.json, "test_reward", 1))
+    assert check in failed, failed
+
+
+@pytest.mark.v1
+def test_names_offered_with_digit_golds_fail(tmp_path):
+    """The issue's case: the template's labels option set to the names on data whose golds stay digits."""
+    package, _ = scaffold(tmp_path, "v1", emotion_folder(tmp_path, mapping=None))
+    data = tmp_path / "emotion" / "train.jsonl"
+    proc = run_script(
+        "test_reward",
+        package,
+        "--env-args",
+        json.dumps({"dataset_path": str(data), "labels": NAMES}),
+        "--num-examples",
+        "4",
+        "--reach-seconds",
+        "5",
+        "--json",
+    )
+    obj = assert_result(proc.json, "test_reward", 1)
+    failed = failed_checks(obj)
+    assert "label_golds" in failed and "example_id 0 has gold '0'" in failed["label_golds"], failed
+    assert "anger, joy, optimism, sadness" in failed["label_golds"]
+
+
+@pytest.mark.v1
+def test_digit_labels_are_labels_not_numbers(tmp_path):
+    """Unnamed digit labels offered as they are: probed with the other labels, never as numbers."""
+    package, report = scaffold(tmp_path, "v1", emotion_folder(tmp_path, mapping=None))
+    assert report["data"]["answer_format"]["integer_labels"] is True
+    proc = reward_run(package, tmp_path / "emotion" / "train.jsonl")
+    obj = assert_result(proc.json, "test_reward", 0)
+    probes = obj["data"]["probes"]
+    assert probes["answer_kind"] == "label" and probes["labels"]["labels"] == ["0", "1", "2", "3"]
+    ids = {p["probe"] for p in probes["by_probe"]}
+    assert not any(i.startswith(("near_miss", "number_form")) for i in ids) and "label_other:1" in ids
+    assert not any("math" in c.get("hint", "") for c in obj["checks"] if c["status"] != "pass")
