@@ -191,6 +191,8 @@ def test_integer_labels_with_a_mapping_file_become_names_end_to_end(tmp_path, ap
     assert proc.returncode == 0, failed
     assert obj["data"]["probes"]["answer_kind"] == "label"
     assert obj["data"]["probes"]["labels"] == {"labels": NAMES, "from": "prompt"}
+    checks = {c["id"]: c["status"] for c in obj["checks"]}
+    assert checks["validate"] == ("pass" if api == "v1" else checks.get("validate"))  # classic has no validate()
 
 
 # -- test_reward on broken label spaces and planted reward bugs (v1: the label checks are generation-free) --
@@ -263,6 +265,7 @@ def test_names_offered_with_digit_golds_fail(tmp_path):
     failed = failed_checks(obj)
     assert "label_golds" in failed and "example_id 0 has gold '0'" in failed["label_golds"], failed
     assert "anger, joy, optimism, sadness" in failed["label_golds"]
+    assert "validate() rejects 4/4" in failed["validate"] and obj["data"]["validate"]["rejected"][:3] == [0, 1, 2]
 
 
 @pytest.mark.v1

@@ -27,6 +27,7 @@ from vlab.reward import probes as rp
 from vlab.reward.files import completion_checks, custom_checks
 from vlab.reward.health import health_checks
 from vlab.reward.kinds import RowKind, environment_kind, row_kind
+from vlab.reward.validate import check_validate
 
 PROBE_ROWS = 5  # rows probed in full when --num-examples is not given
 REACH_SECONDS = 60.0  # default time budget of the reachability pass
@@ -278,6 +279,7 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     # the whole dataset (or the --num-examples rows)
     dataset.check_rows(result, scope, golds, kinds)
     prompts.check_prompts(result, scope, kinds)
+    check_validate(result, env, scope, opts.timeout)
     if space is not None:
         labels.check_label_space(result, scope, golds, space)
         result.data["probes"]["labels"] = {"labels": list(space.labels), "from": space.source}
