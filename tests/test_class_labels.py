@@ -280,3 +280,70 @@ def test_digit_labels_are_labels_not_numbers(tmp_path):
     ids = {p["probe"] for p in probes["by_probe"]}
     assert not any(i.startswith(("near_miss", "number_form")) for i in ids) and "label_other:1" in ids
     assert not any("math" in c.get("hint", "") for c in obj["checks"] if c["status"] != "pass")
+
+
+# -- check_reward_distribution: one answer everywhere, and the majority class ----------------
+
+
+def eval_run(folder, rows_per_example=4, examples=30, answer_of=None):
+    """A classic vf-eval results.jsonl on the emotion labels (13/30 anger), every rollout answering answer_of(ex, k)."""
+    golds = [NAMES[r["label"]] for r in emotion_rows(examples)]
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for ex, gold in enumerate(golds):
+        for k in range(rows_per_example):
+            said = answer_of(ex, k)
+            lines.append(
+                {
+                    "example_id": ex,
+                    "prompt": [{"role": "user", "content": f"text {ex}"}],
+                    "completion": [{"role": "assistant", "content": f"Thinking.\n\\boxed{{{said}}}"}],
+                    "answer": gold,
+                    "reward": 1.0 if said == gold else 0.0,
+                    "metrics": {"correct_label": 1.0 if said == gold else 0.0},
+                    "correct_label": 1.0 if said == gold else 0.0,
+                }
+            )
+    write_jsonl(folder / "results.jsonl", lines)
+    return folder
+
+
+def check(folder, *extra):
+    r = run_script("check_reward_distribution", "--results", str(folder), *extra, "--json")
+    return r.json, {c["id"]: c for c in r.json["checks"]}
+
+
+def test_a_constant_answer_on_a_43_percent_majority_warns(tmp_path):
+    obj, checks = check(eval_run(tmp_path / "run", answer_of=lambda ex, k: "anger"))
+    assert checks["majority_class"]["status"] == "warn", checks.keys()
+    assert "'anger'" in checks["majority_class"]["message"] and "0.43" in checks["majority_class"]["message"]
+    assert checks["same_answers"]["status"] == "warn" and "30/30 groups" in checks["same_answers"]["message"]
+    assert obj["data"]["answers"]["majority_share"] == pytest.approx(13 / 30, abs=1e-3)
+
+
+def test_a_model_that_varies_raises_neither_warning(tmp_path):
+    golds = [NAMES[r["label"]] for r in emotion_rows(30)]
+    # right on 3 of 4 rollouts, a different wrong label on the 4th: a solve rate of 0.75, far from 0.43
+    run = eval_run(
+        tmp_path / "run", answer_of=lambda ex, k: golds[ex] if k else NAMES[(NAMES.index(golds[ex]) + 1) % 4]
+    )
+    obj, checks = check(run)
+    assert "majority_class" not in checks and "same_answers" not in checks
+    assert obj["data"]["answers"]["same_answer_groups"] == 0
+    _, checks = check(run, "--majority-margin", "0.4")  # the margin is the Thresholds one, and an option
+    assert checks["majority_class"]["status"] == "warn"
+
+
+def test_the_evaluation_guide_quotes_the_answer_thresholds_from_their_one_home():
+    import re
+
+    from conftest import SKILL_ROOT
+
+    from vlab.evals.verdicts import Thresholds
+
+    t = Thresholds()
+    text = " ".join((SKILL_ROOT / "references" / "evaluation-guide.md").read_text().split())
+    m = re.search(r"same answer in (\d+)% of groups or more", text)
+    assert m and int(m.group(1)) / 100 == t.same_answer_groups
+    m = re.search(r"a solve rate within ([0-9.]+) of the majority class's share", text)
+    assert m and float(m.group(1)) == t.majority_margin
