@@ -318,6 +318,7 @@ def test_a_constant_answer_on_a_43_percent_majority_warns(tmp_path):
     assert checks["majority_class"]["status"] == "warn", checks.keys()
     assert "'anger'" in checks["majority_class"]["message"] and "0.43" in checks["majority_class"]["message"]
     assert checks["same_answers"]["status"] == "warn" and "30/30 groups" in checks["same_answers"]["message"]
+    assert obj["next_steps"][0].startswith("the model answers 'anger' in 100% of rollouts")
     assert obj["data"]["answers"]["majority_share"] == pytest.approx(13 / 30, abs=1e-3)
 
 

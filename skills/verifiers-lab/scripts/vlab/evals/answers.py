@@ -157,6 +157,10 @@ def judge_answers(answers: Answers | None, solve_rate: float | None, th, result:
             "a group whose rollouts all answer alike teaches GRPO nothing: raise the sampling temperature, check "
             "the prompt offers the answers it should, or use a model that does not collapse to one answer",
         )
+        result.step(
+            f"the model answers {answers.top_answer!r} in {answers.top_answer_share:.0%} of rollouts: fix that "
+            "(sampling temperature, the prompt's list of answers, the model) before changing difficulty or group size"
+        )
     if answers.majority_share is not None and solve_rate is not None:
         if abs(solve_rate - answers.majority_share) <= th.majority_margin:
             result.warn(
