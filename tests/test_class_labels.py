@@ -333,6 +333,9 @@ def test_a_model_that_varies_raises_neither_warning(tmp_path):
     assert obj["data"]["answers"]["same_answer_groups"] == 0
     _, checks = check(run, "--majority-margin", "0.4")  # the margin is the Thresholds one, and an option
     assert checks["majority_class"]["status"] == "warn"
+    # every rollout right: all agree, but that is a too-easy run (its own verdict), not one answer for every input
+    _, checks = check(eval_run(tmp_path / "easy", answer_of=lambda ex, k: golds[ex]))
+    assert "same_answers" not in checks and "majority_class" not in checks
 
 
 def test_the_evaluation_guide_quotes_the_answer_thresholds_from_their_one_home():

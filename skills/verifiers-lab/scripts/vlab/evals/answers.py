@@ -148,7 +148,8 @@ def judge_answers(answers: Answers | None, solve_rate: float | None, th, result:
     if answers is None:
         return
     share = answers.same_answer_share
-    if share is not None and answers.groups >= 2 and share >= th.same_answer_groups:
+    easy = solve_rate is not None and solve_rate >= th.too_easy  # all-correct groups agree: too_easy says so
+    if share is not None and answers.groups >= th.min_examples and share >= th.same_answer_groups and not easy:
         result.warn(
             "same_answers",
             f"every rollout gives the same answer in {answers.same_answer_groups}/{answers.groups} groups "

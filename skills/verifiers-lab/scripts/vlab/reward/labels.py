@@ -21,6 +21,7 @@ Checks (``label_*``):
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from vlab.core.result import Result
@@ -90,7 +91,9 @@ def label_space(scope: list[Row], golds: dict[int, str | None], kinds: dict[int,
     offered = {r.index: offered_labels(prompts[r.index]) for r in rows}
     carried = {r.index: _field_labels(r) for r in rows}
     listed = [r for r in rows if offered[r.index]]
-    if len(listed) * 2 >= len(rows):
+    # A label space is one list every prompt offers; lists that change from row to row are part of the question.
+    shared = Counter(tuple(norm(x) for x in offered[r.index]) for r in listed).most_common(1)
+    if listed and shared[0][1] * 2 >= len(rows):
         source = "prompt"
         labels = _union(offered[r.index] for r in listed)
     elif any(carried.values()):
