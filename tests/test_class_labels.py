@@ -192,7 +192,7 @@ def test_integer_labels_with_a_mapping_file_become_names_end_to_end(tmp_path, ap
     assert obj["data"]["probes"]["answer_kind"] == "label"
     assert obj["data"]["probes"]["labels"] == {"labels": NAMES, "from": "prompt"}
     checks = {c["id"]: c["status"] for c in obj["checks"]}
-    assert checks["validate"] == ("pass" if api == "v1" else checks.get("validate"))  # classic has no validate()
+    assert checks.get("validate") == ("pass" if api == "v1" else None)  # classic has no validate()
 
 
 # -- test_reward on broken label spaces and planted reward bugs (v1: the label checks are generation-free) --
@@ -351,3 +351,42 @@ def test_the_evaluation_guide_quotes_the_answer_thresholds_from_their_one_home()
     assert m and int(m.group(1)) / 100 == t.same_answer_groups
     m = re.search(r"a solve rate within ([0-9.]+) of the majority class's share", text)
     assert m and float(m.group(1)) == t.majority_margin
+
+
+HAND_WRITTEN = """
+import re
+
+import verifiers as vf
+from datasets import load_dataset
+
+NAMES = ["anger", "joy", "optimism", "sadness"]
+
+
+def load_environment(dataset_path: str = "train.jsonl") -> vf.Environment:
+    dataset = load_dataset("json", data_files=dataset_path, split="train")
+    dataset = dataset.map(lambda r: {"question": r["text"], "answer": NAMES[r["label"]]}, remove_columns=["text", "label"])
+
+    def last_label(completion, answer, **kwargs) -> float:
+        text = completion[-1]["content"] if isinstance(completion, list) else completion
+        lines = [ln for ln in (text or "").splitlines() if ln.strip()]
+        m = re.fullmatch(r"\\s*Label:\\s*(.+?)\\s*", lines[-1]) if lines else None
+        return 1.0 if m and m.group(1).lower() == answer.lower() else 0.0
+
+    system = "Classify the tweet's emotion. Labels: anger, joy, optimism, sadness. End with the line 'Label: <your answer>'"
+    return vf.SingleTurnEnv(dataset=dataset, system_prompt=system, rubric=vf.Rubric(funcs=[last_label]))
+"""
+
+
+@pytest.mark.classic
+def test_a_sound_hand_written_label_reward_passes(tmp_path):
+    """A last-line regex reward (case-insensitive, whole line): no false alarm from the label probes."""
+    env = tmp_path / "tweet_env.py"
+    env.write_text(HAND_WRITTEN)
+    folder = emotion_folder(tmp_path)
+    proc = reward_run(str(env), folder / "train.jsonl")
+    obj = assert_result(proc.json, "test_reward")
+    checks = {c["id"]: c["status"] for c in obj["checks"]}
+    assert proc.returncode == 0, failed_checks(obj)
+    assert obj["data"]["probes"]["answer_kind"] == "label"
+    assert checks["label_others"] == checks["label_hacks"] == checks["label_golds"] == "pass"
+    assert checks["label_forms"] == "warn"  # 'anger.' is not read as anger: a warning, not a failure
