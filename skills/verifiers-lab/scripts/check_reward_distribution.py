@@ -133,6 +133,19 @@ def build_parser():
         help="share of rows without a numeric reward tolerated before the file counts as unreadable "
         f"({t.max_bad_rewards})",
     )
+    g.add_argument(
+        "--same-answer-groups",
+        type=numbers.share(),
+        default=t.same_answer_groups,
+        help=f"share of groups whose rollouts all give the same answer that warns ({t.same_answer_groups})",
+    )
+    g.add_argument(
+        "--majority-margin",
+        type=numbers.share(),
+        default=t.majority_margin,
+        help="a solve rate this close to the majority class's share warns that a constant answer would "
+        f"score the same ({t.majority_margin})",
+    )
     parser.add_argument(
         "--plot", metavar="FILE.png", help="draw the reward histograms and the pass-rate histogram (needs matplotlib)"
     )
@@ -156,6 +169,8 @@ def request(args) -> CheckRequest:
         group_gain=args.group_gain,
         max_malformed=args.max_malformed,
         max_bad_rewards=args.max_bad_rewards,
+        same_answer_groups=args.same_answer_groups,
+        majority_margin=args.majority_margin,
     )
     search_dirs = tuple(args.search_dir) if args.search_dir else None
     return CheckRequest(

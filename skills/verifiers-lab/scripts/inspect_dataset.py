@@ -26,6 +26,11 @@ Answer kinds: numbers and math, multiple choice (letter, 0-based or 1-based inde
 option's text; options as a list or one column each), code with tests (a tests column plus
 an entry point or reference solution), labels, short and long text. A prompt can span
 columns (a body or passage before the question): data.roles.prompt.columns, in order.
+A folder of split files (train/validation/val/dev/test in the names, any extension) is read one
+split at a time (--split, default train); the loader names only that split's files.
+Class labels stored as integers are named from --label-names, --label-map, a ClassLabel
+feature or a label map file beside the data (mapping.txt, labels.txt, label_names.json);
+data.answer_format carries the names, the label distribution and the majority class's share.
 Only the first --sample rows are read: cost does not grow with the file's size.
 Hub access honours HF_HUB_OFFLINE / HF_DATASETS_OFFLINE (cache only) and HF_ENDPOINT.
 
@@ -71,6 +76,15 @@ def build_parser():
     )
     parser.add_argument("--answer-column", help="use this column as the answer (skip detection)")
     parser.add_argument(
+        "--label-names",
+        metavar="A,B,C",
+        help="names of integer class labels 0, 1, 2, ... in order (default: a mapping.txt / labels.txt / "
+        "label_names.json beside the data, or the ClassLabel feature)",
+    )
+    parser.add_argument(
+        "--label-map", metavar="FILE", help="a label map file: '0<TAB>name' lines (any common separator) or JSON"
+    )
+    parser.add_argument(
         "--snippet",
         choices=SNIPPETS,
         default="none",
@@ -89,6 +103,8 @@ def request(args) -> InspectRequest:
         prompt_column=tuple(args.prompt_column) if args.prompt_column else None,
         answer_column=args.answer_column,
         snippet=args.snippet,
+        label_names=args.label_names,
+        label_map=args.label_map,
     )
 
 

@@ -8,7 +8,7 @@ plain data (``Row``, completions as text or message dicts, ``Score``, ``RolloutR
 Modules:
   types       the plain data: Capabilities, Row, Reply, Score, FunctionError, FormatHints,
               RewardFunction, RolloutResult
-  base        the ``Environment`` interface (rows, format hints, scoring, rollouts, describe)
+  base        the ``Environment`` interface (rows, format hints, scoring, its own row checks (validate), rollouts, describe)
   locate      find an environment (file, folder, installed id), tell its generation, load it,
               map loading errors to exit codes (``load_env``)
   classic     verifiers <= 0.3.x ``load_environment``: Rubric scoring, the env's own rollout

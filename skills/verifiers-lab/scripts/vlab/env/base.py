@@ -107,6 +107,15 @@ class Environment(ABC):
     def score_sync(self, items: list[tuple[Row, Any]], timeout: float = 10.0, concurrency: int = 32) -> list[Score]:
         return run(self.score(items, timeout, concurrency))
 
+    # the environment's own checks of its data
+    async def validate_rows(self, indices: list[int], timeout: float = 10.0) -> list[dict] | None:
+        """The environment's own model-free check of each row (a v1 task's ``validate()``), as
+        [{"index", "valid": True/False/None, "error"}]; None when it defines none."""
+        return None
+
+    def validate(self, indices: list[int], timeout: float = 10.0) -> list[dict] | None:
+        return run(self.validate_rows(indices, timeout))
+
     # rollouts
     @abstractmethod
     async def rollout_group(

@@ -267,6 +267,11 @@ class RemoteEnvironment(Environment):
     def format_hints(self) -> FormatHints:
         return self._hints
 
+    def validate(self, indices: list[int], timeout: float = 10.0) -> list[dict] | None:
+        self._alive("validating rows")
+        limit = timeout * max(1, len(indices)) + self.load_timeout
+        return self._request_sync(("validate", list(indices), timeout), limit, "validating rows")
+
     async def score_group(self, row: Row, completions: list[Any]) -> list[Score]:
         return await self.score([(row, c) for c in completions])
 

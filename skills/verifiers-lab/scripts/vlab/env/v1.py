@@ -160,6 +160,25 @@ class V1Environment(Environment):
         # Sequential within a row (no task per trace); rows run concurrently in score().
         return [await self._score_trace(row, self.trace(row, c)) for c in completions]
 
+    async def validate_rows(self, indices: list[int], timeout: float = 10.0) -> list[dict] | None:
+        """Each task's own ``validate()`` (what vf-validate runs), when its class defines one. It is called
+        with no runtime: a check that needs one (a sandbox) is reported as an error, not a rejection."""
+        import asyncio
+
+        import verifiers.v1 as vf
+
+        base = getattr(vf.Task, "validate", None)
+        if not self._tasks or base is None or getattr(type(self._tasks[0]), "validate", base) is base:
+            return None
+        out = []
+        for i in indices:
+            try:
+                valid = await asyncio.wait_for(self._tasks[i].validate(None), timeout)
+                out.append({"index": i, "valid": None if valid is None else bool(valid), "error": None})
+            except Exception as err:  # noqa: BLE001 - the user's check, reported
+                out.append({"index": i, "valid": None, "error": f"{type(err).__name__}: {err}"[:300]})
+        return out
+
     # rollouts
 
     async def rollout_group(

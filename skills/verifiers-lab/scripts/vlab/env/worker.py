@@ -83,6 +83,8 @@ class Worker:
                 value = self.env.format_hints()
             elif op == "score":
                 value = await self.score(rid, msg[2], msg[3], msg[4])
+            elif op == "validate":
+                value = await self.env.validate_rows(msg[2], msg[3])
             elif op == "rollout":
                 value = await self.env.rollout_group(msg[2], self.generate, msg[3], msg[4], msg[5])
             else:

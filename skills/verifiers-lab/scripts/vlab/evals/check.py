@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from vlab.core.console import log
 from vlab.core.result import Result
 from vlab.evals.analysis import Analysis, analyse
+from vlab.evals.answers import judge_answers, read_answers
 from vlab.evals.columns import collect
 from vlab.evals.read import ReadStats, read_validate_rows
 from vlab.evals.recommend import recommend
@@ -62,12 +63,15 @@ def _check(source: EvalSource, th: Thresholds, result: Result) -> Analysis | Val
     )
     judge_input(analysis, th, result)
     blocking = judge(analysis, th, result)
+    answers = read_answers(source)
+    judge_answers(answers, analysis.solve_rate, th, result)
     recs = recommend(analysis, th)
     result.data = {
         **analysis.to_data(),
         "recommendations": [rec.to_data() for rec in recs],
         "thresholds": th.to_data(),
         "blocking_verdicts": blocking,
+        "answers": answers.to_data() if answers else None,
     }
     result.summary = (
         ("not worth starting training yet: " + ", ".join(blocking)) if blocking else "worth starting training"

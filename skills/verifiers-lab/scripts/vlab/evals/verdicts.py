@@ -22,13 +22,17 @@ class Thresholds:
     """The numbers every verdict and recommendation is judged by: their one home.
 
     SKILL.md (step 6) quotes max_truncated, warn_truncated, max_turn_limited and group_gain; tests/test_check_reward_distribution.py
-    checks the quotes against these defaults.
+    checks the quotes against these defaults; the evaluation guide quotes same_answer_groups and majority_margin
+    (tests/test_class_labels.py checks those).
 
     max_truncated: more than this share of truncated rollouts blocks training (their rewards measure the token
     budget, not the task); warn_truncated: more than this warns. max_turn_limited: more than this share of
     rollouts ended by the environment's turn limit while still calling tools blocks training ("ran out of
     turns": their rewards measure the turn limit); warn_turn_limited: more than this warns. group_gain: a group size is recommended when
     doubling it would add fewer than this share of groups whose rewards differ (the table's own figures).
+    same_answer_groups: from this share of groups whose rollouts all give the same answer, say so;
+    majority_margin: a solve rate this close to the majority class's share warns that a constant answer
+    would score the same (vlab.evals.answers).
     """
 
     min_rollouts: int = 32
@@ -46,6 +50,8 @@ class Thresholds:
     group_gain: float = 0.05
     max_malformed: float = 0.05
     max_bad_rewards: float = 0.05
+    same_answer_groups: float = 0.8
+    majority_margin: float = 0.05
 
     def validate(self) -> None:
         for name in (
@@ -60,6 +66,8 @@ class Thresholds:
             "group_gain",
             "max_malformed",
             "max_bad_rewards",
+            "same_answer_groups",
+            "majority_margin",
         ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vlab.core.result import EXIT_USAGE, Result, UsageError
+from vlab.inspect import labels
 from vlab.inspect.columns import profile_columns
 from vlab.inspect.formats import WARN_BELOW, detect_answer_format
 from vlab.inspect.hub import looks_like_hub_id, read_hub
@@ -29,6 +30,8 @@ class InspectRequest:
     prompt_column: str | tuple[str, ...] | None = None  # several columns: the prompt joins them in this order
     answer_column: str | None = None
     snippet: str = "none"  # the API generation whose ready code the human report prints
+    label_names: tuple[str, ...] | None = None  # --label-names a,b,c: the names of class ids 0, 1, 2
+    label_map: str | None = None  # --label-map FILE: a label map file (index/name lines, or JSON)
 
     def __post_init__(self) -> None:
         if isinstance(self.prompt_column, (list, tuple)):
@@ -40,6 +43,17 @@ class InspectRequest:
             raise UsageError("no dataset given", hint="pass a file, a folder or a hub id: inspect_dataset data.jsonl")
         if self.snippet not in SNIPPETS:
             raise UsageError(f"unknown snippet {self.snippet!r}", hint="one of: " + ", ".join(SNIPPETS))
+        if isinstance(self.label_names, str):
+            object.__setattr__(self, "label_names", tuple(n.strip() for n in self.label_names.split(",")))
+        if self.label_names is not None:
+            names = tuple(self.label_names)
+            if len(names) < 2 or not all(names) or len({n.casefold() for n in names}) != len(names):
+                raise UsageError(
+                    f"--label-names needs two or more distinct, non-empty names (got {','.join(names)!r})",
+                    hint="--label-names anger,joy,optimism,sadness (the names of ids 0, 1, 2, ... in order)",
+                )
+            if self.label_map:
+                raise UsageError("--label-names and --label-map both given", hint="give the names one way")
         if self.prompt_column is not None and self.prompt_column == self.answer_column:
             raise UsageError(
                 f"--prompt-column and --answer-column are both {self.prompt_column!r}",
@@ -59,12 +73,16 @@ def read_sample(
 
 
 def analyse(
-    sample: Sample, prompt_column: str | tuple[str, ...] | None = None, answer_column: str | None = None
+    sample: Sample,
+    prompt_column: str | tuple[str, ...] | None = None,
+    answer_column: str | None = None,
+    label_names: tuple[list[str], str] | None = None,
 ) -> dict[str, Any]:
     """Everything the tool reports about a sample, as the stable ``data`` shape.
 
     ``prompt_column`` may name several columns: the prompt is their texts joined in that order
-    (``roles.prompt.columns``).
+    (``roles.prompt.columns``). ``label_names``: (names, where from) the user gave for integer
+    class ids (``labels.names_given``); else a label map file beside local data is looked for.
     """
     columns = profile_columns(sample.rows, sample.columns, sample.features)
     by_name = {c.name: c for c in columns}
@@ -95,7 +113,26 @@ def analyse(
         found = roles.get("choices") or {}
         choices = found.get("columns") or found.get("column")
         tests = (roles.get("tests") or {}).get("column")
-        fmt = detect_answer_format(sample.rows, ans, choices, by_name[ans].class_names, tests_column=tests)
+        class_names, names_from = by_name[ans].class_names, "ClassLabel feature" if by_name[ans].class_names else None
+        ids = None if class_names or choices or tests else labels.integer_labels([r.get(ans) for r in sample.rows])
+        if ids is not None:
+            names, names_from = label_names or _map_beside(sample)
+            if names and ids[-1] < len(names):
+                class_names = names
+            elif names:
+                names_from = f"{names_from} names {len(names)} labels but the data has id {ids[-1]}"
+        fmt = detect_answer_format(sample.rows, ans, choices, class_names, tests_column=tests)
+        if fmt["type"] == "class_label":
+            values = [r.get(ans) for r in sample.rows]
+            if class_names:
+                fmt["label_names"] = list(class_names)
+                fmt["label_names_from"] = names_from
+                fmt["extraction"] = f"the integer is a class id: name = names[answer] (names from {names_from})"
+            elif ids is not None:
+                fmt["integer_labels"] = True
+                if names_from:
+                    fmt["label_names_problem"] = names_from
+            fmt["distribution"] = labels.distribution(values, class_names)
     rec = None
     if confident(roles["prompt"]) and confident(roles["answer"]) and fmt:
         rec = recommend(roles, fmt, sample.loader)
@@ -113,6 +150,7 @@ def analyse(
                 "examples": [p.to_dict() for p in sample.problems],
             },
             "loader": sample.loader,
+            "splits": sample.splits,
         },
         "columns": [c.to_dict() for c in columns],
         "roles": roles,
@@ -126,7 +164,8 @@ def inspect_dataset(request: InspectRequest, result: Result) -> dict[str, Any]:
     sample = read_sample(
         request.source, request.sample, split=request.split, config=request.config, timeout=request.timeout
     )
-    data = analyse(sample, request.prompt_column, request.answer_column)
+    given = labels.names_given(request.label_names, request.label_map)
+    data = analyse(sample, request.prompt_column, request.answer_column, given)
     result.data.update(data)
     add_checks(result, sample, data)
     return data
@@ -214,6 +253,9 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any]) -> None:
                 "a judge costs API calls per rollout: start from the judge template and run "
                 "test_reward --judge stub (injection probes, verdict parsing, cost per step) before paying for one",
             )
+    _split_checks(result, sample)
+    if fmt and fmt["type"] == "class_label":
+        _label_checks(result, fmt)
     rec = data["recommendation"]
     if rec:
         tmpl = rec["templates"]
@@ -228,6 +270,55 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any]) -> None:
                 + (f"; the other generation: templates/environments/{other}/" if other else "")
             )
         result.step("or paste data.recommendation.snippets (classic / v1) from --json: the column mapping is filled in")
+
+
+def _split_checks(result: Result, sample: Sample) -> None:
+    split = sample.loader.get("split")
+    if sample.splits:
+        listed = ", ".join(f"{name} ({len(files)} file(s))" for name, files in sorted(sample.splits.items()))
+        result.passed("splits", f"splits found by file name: {listed}; read {split!r} only")
+    if sample.splits and split == "test":
+        result.warn(
+            "test-split",
+            f"this is the test split ({sample.source}{f', split {split!r}' if split else ''}): "
+            "an environment trained on it spoils the evaluation",
+            "train on the train split (--split train, or the train file); keep test rows for evaluation only",
+        )
+
+
+def _label_checks(result: Result, fmt: dict[str, Any]) -> None:
+    names = fmt.get("label_names")
+    if names and fmt.get("label_names_from") != "ClassLabel feature":
+        shown = ", ".join(f"{i}={n}" for i, n in enumerate(names) if n)
+        result.passed("label-names", f"class ids are named by {fmt['label_names_from']}: {shown}")
+    elif fmt.get("integer_labels"):
+        why = f" ({fmt['label_names_problem']})" if fmt.get("label_names_problem") else ""
+        result.warn(
+            "label-names",
+            f"the labels are integers ({', '.join(map(str, fmt.get('labels', [])))}) with no names{why}: "
+            "a prompt offering them asks for a code the model can only guess",
+            "name them: a mapping.txt beside the data (one '0<TAB>name' a line), --label-names a,b,c "
+            "or --label-map FILE; new_env then writes the names into the environment",
+        )
+    dist = fmt.get("distribution") or {}
+    if dist:
+        counts = ", ".join(f"{k} {n / dist['rows']:.0%}" for k, n in list(dist["counts"].items())[:8])
+        result.passed(
+            "label-balance",
+            f"labels in the {dist['rows']} rows read: {counts}; always answering {dist['majority']!r} "
+            f"would score {dist['majority_share']:.2f}",
+        )
+
+
+def _map_beside(sample: Sample) -> tuple[list[str] | None, str | None]:
+    """(names, file name) of a label map beside local data; (None, why) when the file found is none."""
+    path = None if sample.kind == "hub" else labels.find_label_map(sample.source)
+    if path is None:
+        return None, None
+    try:
+        return labels.read_label_map(path), path.name
+    except UsageError as err:
+        return None, f"{path.name} was found but not read: {err.message}"
 
 
 def _size(n: int) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from vlab.core.files import is_gzip, open_binary, plain_suffix
 from vlab.core.result import UsageError
+from vlab.inspect import splits as split_files
 from vlab.inspect.arrow_readers import features_from_schema, read_arrow, read_parquet
 from vlab.inspect.sample import Sample
 from vlab.inspect.text_readers import (
@@ -115,6 +116,7 @@ def _read_folder(folder: Path, n: int, split: str | None) -> Sample:
         sample = _read_saved_dataset(folder / chosen, n)
         sample.loader = {"load_from_disk": str(folder), "split": chosen}
         sample.notes.append(f"split {chosen!r} of {', '.join(splits)}")
+        sample.splits = {name: [name] for name in splits}
         return sample
     if (folder / "state.json").is_file() and (folder / "dataset_info.json").is_file():
         return _read_saved_dataset(folder, n)
@@ -126,7 +128,12 @@ def _read_folder(folder: Path, n: int, split: str | None) -> Sample:
         and not p.name.startswith(".")
         and p.name not in ("dataset_info.json", "state.json")
     )
-    if split:
+    groups, unnamed = split_files.group(files, folder)
+    chosen = None
+    if groups and (not split or split_files.canonical(split)):
+        chosen = split_files.choose(groups, split, folder)
+        files = groups[chosen]
+    elif split:
         files = [p for p in files if split in p.relative_to(folder).as_posix()]
     if not files:
         raise UsageError(
@@ -161,6 +168,13 @@ def _read_folder(folder: Path, n: int, split: str | None) -> Sample:
     fmt = next(iter(formats))
     builder = {"jsonl": "json", "tsv": "csv"}.get(fmt, fmt)
     merged.loader = {"builder": builder, "data_files": [str(p) for p in files]}
+    if chosen:
+        merged.loader["split"] = chosen
+        merged.splits = {name: [p.relative_to(folder).as_posix() for p in group] for name, group in groups.items()}
+        merged.notes.append(
+            f"split {chosen!r} of {', '.join(sorted(groups))}: only its files are read and named in the loader"
+            + (f"; {len(unnamed)} file(s) naming no split left out" if unnamed else "")
+        )
     return merged
 
 

@@ -54,6 +54,8 @@ def recommend(
         "column_mapping": spec.mapping(),
         "snippets": spec.pointers() if kind.check == "tests" else {"classic": spec.classic(), "v1": spec.v1()},
     }
+    if fmt.get("label_names"):  # new_env writes them into the environment: the prompt asks for names
+        out["label_names"] = list(fmt["label_names"])
     if kind.check == "tests":
         out["note"] = "the test harness does not fit in a snippet: create the package with new_env --from-inspect"
     elif classic_t is None:
@@ -151,7 +153,7 @@ class _Spec:
         if self.type == "boolean":
             return "Think step by step, then answer yes or no inside \\boxed{}."
         if self.type == "class_label":
-            labels = ", ".join(str(x) for x in self.fmt.get("labels", []))
+            labels = ", ".join(str(x) for x in self.fmt.get("labels", []) if str(x))
             return f"Think step by step, then give only the label ({labels}) inside \\boxed{{}}."
         return "Think step by step, then give only the final answer inside \\boxed{}."
 
@@ -159,8 +161,8 @@ class _Spec:
         """Module-level helpers: turning a row into prompt + answer, and the comparison."""
         a = f"row[{self.answer_col!r}]"
         lines = []
-        if self.type == "class_label" and self.fmt.get("labels") and "ClassLabel" in self.fmt.get("extraction", ""):
-            lines.append(f"LABELS = {list(self.fmt['labels'])!r}\n")
+        if self.type == "class_label" and self.fmt.get("label_names"):
+            lines.append(f"LABELS = {list(self.fmt['label_names'])!r}  # class id -> name\n")
         if self.type == "gsm8k":
             answer = f'{a}.split("####")[-1].strip().replace(",", "")'
         elif self.type == "multiple_choice_index":

@@ -44,6 +44,8 @@ class Sample:
     # How to load the same data with `datasets` in a generated environment.
     loader: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # A folder of split files (train.jsonl, val.jsonl, test.jsonl): split -> its files; the loader reads one.
+    splits: dict[str, list[str]] = field(default_factory=dict)
 
     def add_problem(self, where: str, reason: str) -> None:
         self.problem_count += 1

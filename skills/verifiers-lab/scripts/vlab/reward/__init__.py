@@ -10,6 +10,8 @@ Modules:
   choices      every option label the prompt shows, and the forms of the gold's label
   code         the reference program raw and fenced, broken programs, programs that game the tests
   prompts      what the prompt must show: options under the key's labels, the function name, passages
+  labels       class labels: the label space the prompt offers, golds inside it, probes with every real label
+  validate     the taskset's own validate() on the checked rows (what vf-validate runs)
   dataset      empty golds, conflicting duplicates, golds outside the options; gold reachability on every row
   verdicts     gold on top, margin, variation, format, hacking, determinism
   health       finite values, swallowed exceptions, hangs and slowness

@@ -22,13 +22,14 @@ from vlab.core import secrets
 from vlab.core.result import Result, UsageError
 from vlab.env import Environment, Score
 from vlab.env.remote import LOAD_LIMIT, LoadFailed, RemoteEnvironment
-from vlab.reward import choices, code, dataset, numbers, prompts, verdicts
+from vlab.reward import choices, code, dataset, labels, numbers, prompts, verdicts
 from vlab.reward import probes as rp
 from vlab.reward.conversation import conversation_checks
 from vlab.reward.files import completion_checks, custom_checks
 from vlab.reward.health import health_checks
 from vlab.reward.judge import JudgeSettings
 from vlab.reward.kinds import RowKind, environment_kind, row_kind
+from vlab.reward.validate import check_validate
 
 PROBE_ROWS = 5  # rows probed in full when --num-examples is not given
 REACH_SECONDS = 60.0  # default time budget of the reachability pass
@@ -208,6 +209,9 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     kinds = {r.index: row_kind(r, golds[r.index]) for r in scope}
     if environment_kind(list(kinds.values())) == "choice":
         kinds = {r.index: row_kind(r, golds[r.index], expect="choice") for r in scope}
+    space = labels.label_space(scope, golds, kinds)  # the data's kind: a digit label is a label, not a number
+    if space is not None:
+        kinds = {i: labels.label_kind() if i in space.offered else k for i, k in kinds.items()}
     primary = rp.primary_template(hints, opts.gold_template)
 
     built = []
@@ -249,6 +253,8 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
             extra = numbers.number_probes(rr.gold, template)
         elif kind.kind == "choice":
             extra = choices.form_probes(rr, kind, template, fn)
+        elif kind.kind == "label":
+            extra = labels.label_probes(rr.gold, space, template)
         elif kind.kind == "code" and rp.gold_established(rr):
             extra = code.hack_probes(kind, rr.gold, template)
         second.append(rp.RowProbes(rr.row, rr.gold, extra))
@@ -286,6 +292,8 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     verdicts.hack_check(result, rows, fn)
     numbers.check_numbers(result, rows, fn, rp.gold_established)
     choices.check_choices(result, rows, kinds, fn)
+    if space is not None:
+        labels.check_label_probes(result, rows, fn, rp.gold_established)
     if opts.preset == "gsm8k":
         verdicts.equivalent_check(result, rows, fn)
     verdicts.determinism_check(result, first, again)
@@ -293,6 +301,10 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     # the whole dataset (or the --num-examples rows)
     dataset.check_rows(result, scope, golds, kinds)
     prompts.check_prompts(result, scope, kinds)
+    check_validate(result, env, scope, opts.timeout)
+    if space is not None:
+        labels.check_label_space(result, scope, golds, space)
+        result.data["probes"]["labels"] = {"labels": list(space.labels), "from": space.source}
     _reachability(result, env, opts, scope, golds, kinds, rows, built, fn)
     return first + again
 

@@ -30,6 +30,7 @@ from vlab.core.paths import templates_dir
 from vlab.core.result import UsageError
 
 TEMPLATES_DIR = templates_dir() / "environments"
+LABEL_NAMES = "LABEL_NAMES"  # the classification templates' names of integer class ids
 
 NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
 MAX_NAME = 64
@@ -119,6 +120,8 @@ class Mapping:
     prompt_kind: str | None = None
     inspect_status: str | None = None
     local_path: str | None = None  # the local data file inspect_dataset read (for next steps, never written)
+    label_names: list[str] | None = None  # names of integer class ids (inspect_dataset found them)
+    label_names_from: str | None = None
 
 
 def read_inspect(path: str) -> dict:
@@ -182,6 +185,12 @@ def mapping_from_inspect(obj: dict) -> Mapping:
         }
     elif isinstance(loader, dict) and isinstance(loader.get("data_files"), str):
         found.local_path = loader["data_files"]
+    elif isinstance(loader, dict) and isinstance(loader.get("data_files"), list) and len(loader["data_files"]) == 1:
+        found.local_path = str(loader["data_files"][0])  # one split file of a folder (train.jsonl)
+    names = (fmt.get("label_names") if isinstance(fmt, dict) else None) or rec.get("label_names")
+    if isinstance(names, list) and len(names) >= 2 and all(isinstance(n, str) for n in names):
+        found.label_names = names
+        found.label_names_from = fmt.get("label_names_from") if isinstance(fmt, dict) else None
     return found
 
 
@@ -220,6 +229,8 @@ def render_module(template: str, names: Names, mapping: Mapping) -> str:
             text = _replace_constant(text, constant, None)  # the dataset has none: the module does without
     for constant, value in settings_for(template, mapping.answer_format).items():
         text = _replace_constant(text, constant, value)
+    if mapping.label_names and re.search(rf"^{LABEL_NAMES} = ", text, re.M):
+        text = _replace_constant(text, LABEL_NAMES, mapping.label_names)
     if mapping.dataset.get("dataset_name"):
         for key in ("dataset_name", "dataset_config", "dataset_split"):
             if key != "dataset_split" or mapping.dataset.get(key):
@@ -441,6 +452,20 @@ def scaffold_environment(req: ScaffoldRequest, result) -> None:
     mapping = mapping or Mapping()
     resolve_columns(req, template, mapping, result)
     check_fit(template, mapping, result)
+    if mapping.label_names:
+        shown = ", ".join(f"{i}={n}" for i, n in enumerate(mapping.label_names) if n)
+        if LABEL_NAMES in (TEMPLATES_DIR / template / f"{Names.of(template).module}.py").read_text(encoding="utf-8"):
+            result.passed(
+                "label-names",
+                f"{LABEL_NAMES} = {shown} (from {mapping.label_names_from or 'inspect_dataset'}): the prompt offers "
+                "the names and each reference answer is a name",
+            )
+        else:
+            result.warn(
+                "label-names",
+                f"inspect_dataset named the class ids ({shown}) but {template} has no {LABEL_NAMES} to take them",
+                hint="use a classification template, or map the ids to names in the module's row conversion",
+            )
 
     folder, files = create_package(template, names, mapping, Path(req.path))
     module_text = (folder / f"{names.module}.py").read_text(encoding="utf-8")
@@ -471,6 +496,7 @@ def scaffold_environment(req: ScaffoldRequest, result) -> None:
             "settings": constants_in(module_text, template, settings=True),
             "files": [str(p) for p in files],
             "dataset_defaults": mapping.dataset or None,
+            "label_names": mapping.label_names,
         }
     )
     result.summary = f"created {folder}/ from {template} ({gen} API)"

@@ -2,14 +2,16 @@
 
 Each row has a text and its label. The prompt lists the allowed labels; the
 model puts exactly one of them in \\boxed{...}. The reward is 1.0 when that label
-equals the reference label (case and surrounding spaces ignored), else 0.0.
-Labels stored as class indices (a `ClassLabel` column) are turned into names.
+equals the reference label (case, spaces, punctuation around it and \\text{} ignored:
+\\boxed{\\text{joy}}, \\boxed{Joy.} and \\boxed{joy} all give 'joy'), else 0.0. Labels stored
+as class indices are turned into names: a `ClassLabel` column's, or LABEL_NAMES (below).
 
 Written for verifiers 0.3.x (`import verifiers as vf`, `load_environment`).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import verifiers as vf
@@ -20,6 +22,11 @@ from datasets import ClassLabel, Dataset, load_dataset
 # TEXT_COLUMN may be a list of columns, joined in order with a blank line.
 TEXT_COLUMN = "text"
 LABEL_COLUMN = "label"
+# Names of integer class ids, in id order (0 -> LABEL_NAMES[0]): the prompt then offers the names and each
+# reference answer is a name, never a code the model would have to guess. new_env fills it in from
+# inspect_dataset (a mapping.txt / labels.txt / label_names.json beside the data, or --label-names a,b,c).
+# None: labels are used as stored (a ClassLabel column's names are used either way).
+LABEL_NAMES = None
 
 SYSTEM_PROMPT_TEMPLATE = (
     "Classify the text. The allowed labels are: {labels}. Think briefly, then give "
@@ -28,7 +35,31 @@ SYSTEM_PROMPT_TEMPLATE = (
 
 
 def normalise(label: str | None) -> str:
-    return " ".join(str(label or "").split()).casefold()
+    """The label as compared: \\text{Joy}, 'joy.' and ' JOY ' are all 'joy' (formatting, case, spaces and
+    punctuation around the label ignored)."""
+    text = _LATEX_TEXT.sub(r"\1", str(label or ""))
+    return " ".join(text.split()).strip(_AROUND).casefold()
+
+
+_LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|textrm|texttt|mathrm|mathbf|mbox)\s*\{([^{}]*)\}")
+_AROUND = " .,;:!?\"'`*_()[]"
+
+
+def label_name(value) -> str:
+    """A stored label as text: an integer class id named by LABEL_NAMES, anything else as it is."""
+    text = str(value).strip()
+    if LABEL_NAMES and text.isdigit() and int(text) < len(LABEL_NAMES) and LABEL_NAMES[int(text)]:
+        return LABEL_NAMES[int(text)]
+    return text
+
+
+def allowed_labels(given: list[str] | None, stored: list[str]) -> list[str]:
+    """The labels the prompt offers: those given, else LABEL_NAMES in id order, else every label in the rows."""
+    if given:
+        return list(given)
+    if LABEL_NAMES:
+        return [name for name in LABEL_NAMES if name]
+    return sorted(set(stored))
 
 
 def prompt_text(row: dict) -> str:
@@ -82,7 +113,7 @@ def to_rows(dataset: Dataset, num_examples: int) -> Dataset:
     if num_examples > 0:
         dataset = dataset.select(range(min(num_examples, len(dataset))))
     feature = dataset.features[LABEL_COLUMN]
-    to_name = feature.int2str if isinstance(feature, ClassLabel) else str
+    to_name = feature.int2str if isinstance(feature, ClassLabel) else label_name
     return dataset.map(
         lambda row: {"question": prompt_text(row), "answer": to_name(row[LABEL_COLUMN])},
         remove_columns=dataset.column_names,
@@ -100,14 +131,14 @@ def load_environment(
     num_eval_examples: int = -1,
     labels: list[str] | None = None,
 ) -> vf.Environment:
-    """Build the environment. `labels` defaults to every label seen in the training rows."""
+    """Build the environment. `labels` defaults to LABEL_NAMES, else every label seen in the training rows."""
     dataset = to_rows(read_dataset(dataset_name, dataset_config, dataset_split, dataset_path), num_examples)
     eval_dataset = None
     if eval_path or (eval_split and not dataset_path):
         eval_dataset = to_rows(
             read_dataset(dataset_name, dataset_config, eval_split or dataset_split, eval_path), num_eval_examples
         )
-    allowed = list(labels) if labels else sorted(set(dataset["answer"]))
+    allowed = allowed_labels(labels, list(dataset["answer"]))
     if len(allowed) < 2:
         raise ValueError(f"classification needs at least 2 labels, found {allowed}")
     system_prompt = SYSTEM_PROMPT_TEMPLATE.format(labels=", ".join(allowed), example=allowed[0])

@@ -2,10 +2,11 @@
 
 Each row has a text and its label. The prompt lists the allowed labels; the model puts
 exactly one of them in \\boxed{...}. The reward is 1.0 when that label equals the reference
-label (case and surrounding spaces ignored), else 0.0; a metric records whether the boxed
-label was one of the allowed ones. Labels stored as class indices (a `ClassLabel` column)
-are turned into names. `validate` checks every reference label is an allowed one, so
-`vf-validate` catches a `labels` list that leaves a class out.
+label (case, spaces, punctuation around it and \\text{} ignored: \\boxed{\\text{joy}}, \\boxed{Joy.}
+and \\boxed{joy} all give 'joy'), else 0.0; a metric records whether the boxed label was one of the
+allowed ones. Labels stored as class indices are turned into names: a `ClassLabel` column's, or
+LABEL_NAMES (below). `validate` checks every reference label is an allowed one, so `vf-validate`
+catches a `labels` list that leaves a class out, or digit references next to named labels.
 
 Written for verifiers >= 0.4 (`import verifiers.v1 as vf`): the module exports
 exactly one Taskset subclass through `__all__`; there is no `load_environment`.
@@ -13,6 +14,7 @@ exactly one Taskset subclass through `__all__`; there is no `load_environment`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +25,11 @@ import verifiers.v1 as vf
 # TEXT_COLUMN may be a list of columns, joined in order with a blank line.
 TEXT_COLUMN = "text"
 LABEL_COLUMN = "label"
+# Names of integer class ids, in id order (0 -> LABEL_NAMES[0]): the prompt then offers the names and each
+# reference answer is a name, never a code the model would have to guess. new_env fills it in from
+# inspect_dataset (a mapping.txt / labels.txt / label_names.json beside the data, or --label-names a,b,c).
+# None: labels are used as stored (a ClassLabel column's names are used either way).
+LABEL_NAMES = None
 
 SYSTEM_PROMPT_TEMPLATE = (
     "Classify the text. The allowed labels are: {labels}. Think briefly, then give "
@@ -31,7 +38,31 @@ SYSTEM_PROMPT_TEMPLATE = (
 
 
 def normalise(label: str | None) -> str:
-    return " ".join(str(label or "").split()).casefold()
+    """The label as compared: \\text{Joy}, 'joy.' and ' JOY ' are all 'joy' (formatting, case, spaces and
+    punctuation around the label ignored)."""
+    text = _LATEX_TEXT.sub(r"\1", str(label or ""))
+    return " ".join(text.split()).strip(_AROUND).casefold()
+
+
+_LATEX_TEXT = re.compile(r"\\(?:text|textbf|textit|textrm|texttt|mathrm|mathbf|mbox)\s*\{([^{}]*)\}")
+_AROUND = " .,;:!?\"'`*_()[]"
+
+
+def label_name(value) -> str:
+    """A stored label as text: an integer class id named by LABEL_NAMES, anything else as it is."""
+    text = str(value).strip()
+    if LABEL_NAMES and text.isdigit() and int(text) < len(LABEL_NAMES) and LABEL_NAMES[int(text)]:
+        return LABEL_NAMES[int(text)]
+    return text
+
+
+def allowed_labels(given: list[str] | None, stored: list[str]) -> list[str]:
+    """The labels the prompt offers: those given, else LABEL_NAMES in id order, else every label in the rows."""
+    if given:
+        return list(given)
+    if LABEL_NAMES:
+        return [name for name in LABEL_NAMES if name]
+    return sorted(set(stored))
 
 
 def given_label(reply: str | None) -> str:
@@ -91,7 +122,7 @@ def read_rows(config: V1ClassificationConfig) -> list[dict]:
     if config.num_examples > 0:
         dataset = dataset.select(range(min(config.num_examples, len(dataset))))
     feature = dataset.features[LABEL_COLUMN]
-    to_name = feature.int2str if isinstance(feature, ClassLabel) else str
+    to_name = feature.int2str if isinstance(feature, ClassLabel) else label_name
     return [{"id": row.get("id"), "prompt": prompt_text(row), "label": to_name(row[LABEL_COLUMN])} for row in dataset]
 
 
@@ -128,13 +159,13 @@ class V1ClassificationConfig(vf.TasksetConfig):
     wins over dataset_name. Name one of the two: there is no default dataset."""
     num_examples: int = -1
     labels: list[str] | None = None
-    """The allowed labels, in the order the prompt lists them (default: every label in the rows)."""
+    """The allowed labels, in the order the prompt lists them (default: LABEL_NAMES, else every label in the rows)."""
 
 
 class V1ClassificationTaskset(vf.Taskset[V1ClassificationTask, V1ClassificationConfig]):
     def load(self) -> Iterator[V1ClassificationTask]:
         rows = read_rows(self.config)
-        allowed = list(self.config.labels) if self.config.labels else sorted({row["label"] for row in rows})
+        allowed = allowed_labels(self.config.labels, [row["label"] for row in rows])
         if len(allowed) < 2:
             raise ValueError(f"classification needs at least 2 labels, found {allowed}")
         system_prompt = SYSTEM_PROMPT_TEMPLATE.format(labels=", ".join(allowed), example=allowed[0])

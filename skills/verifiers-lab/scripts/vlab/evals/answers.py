@@ -1,0 +1,176 @@
+"""What the model answered, read from the completions: one answer for every input, and the majority class.
+
+Two failure shapes the reward figures alone do not name:
+
+- every rollout of most groups gives the same answer (``same_answers``): the model answers one
+  thing whatever it samples, so GRPO sees no difference to learn from even where rewards vary
+  across groups;
+- the mean correctness is close to the majority class's share (``majority_class``): on a
+  classification set where 43% of golds are "anger", a model that always answers "anger" scores
+  0.43, so a score near that share proves nothing about the task.
+
+The answer of a completion is its last ``\\boxed{}``, else its last ``<answer>`` tag, else its
+last line, normalised (``\\text{}``, case, spaces and punctuation around it dropped). Classic
+and plain result files are read (the first ``MAX_ROWS`` rows); v1 traces are not.
+The thresholds are ``Thresholds.same_answer_groups`` and ``Thresholds.majority_margin``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from vlab.core.files import open_binary
+from vlab.core.result import Result
+from vlab.evals.source import CLASSIC_FAMILY, EvalSource
+
+MAX_ROWS = 20_000  # a bounded pass: about 0.7 s on the 1.24 KB rows of bench/bench_check_reward_distribution.py
+MAX_CLASSES = 20  # golds with at most this many distinct values (each on 2+ examples) are class labels
+_TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
+_ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
+
+
+@dataclass(frozen=True)
+class Answers:
+    rollouts: int  # rollouts read with a completion
+    groups: int  # examples with 2+ rollouts that gave an answer
+    same_answer_groups: int  # ... whose rollouts all gave the same answer
+    top_answer: str | None  # the answer given most often, over every rollout
+    top_answer_share: float | None
+    examples: int  # examples with a gold answer
+    classes: int | None  # distinct golds when they look like class labels, else None
+    majority: str | None  # the most common gold (class labels only)
+    majority_share: float | None
+
+    @property
+    def same_answer_share(self) -> float | None:
+        return self.same_answer_groups / self.groups if self.groups else None
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "rollouts": self.rollouts,
+            "groups": self.groups,
+            "same_answer_groups": self.same_answer_groups,
+            "same_answer_share": None if self.same_answer_share is None else round(self.same_answer_share, 4),
+            "top_answer": self.top_answer,
+            "top_answer_share": self.top_answer_share,
+            "classes": self.classes,
+            "majority_class": self.majority,
+            "majority_share": self.majority_share,
+        }
+
+
+def normalise(text: str) -> str:
+    return " ".join(_TEXT.sub(r"\1", text).split()).strip(" .,;:!?\"'`*").casefold()
+
+
+def final_answer(completion: Any) -> str | None:
+    """The answer a completion (text or chat messages) ends with, normalised; None for none."""
+    if isinstance(completion, list):
+        texts = [m.get("content") for m in completion if isinstance(m, dict) and m.get("role") == "assistant"]
+        text = next((t for t in reversed(texts) if isinstance(t, str) and t.strip()), "")
+    else:
+        text = completion if isinstance(completion, str) else ""
+    if not text.strip():
+        return None
+    start = text.rfind("\\boxed{")
+    if start >= 0:
+        depth, begin = 1, start + 7
+        for end in range(begin, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            if depth == 0:
+                return normalise(text[begin:end])
+    tags = _ANSWER_TAG.findall(text)
+    if tags:
+        return normalise(tags[-1])
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return normalise(lines[-1][-80:]) if lines else None
+
+
+def read_answers(source: EvalSource) -> Answers | None:
+    """The answers of a classic or plain results file (None for other shapes or no completions)."""
+    if source.shape not in CLASSIC_FAMILY:
+        return None
+    by_group: dict[Any, list[str]] = {}
+    golds: dict[Any, str] = {}
+    given: Counter = Counter()
+    with open_binary(source.path) as f:
+        for n, raw in enumerate(f):
+            if n >= MAX_ROWS:
+                break
+            try:
+                row = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(row, dict):
+                continue
+            example = row.get("example_id", row.get("id"))
+            answer = final_answer(row.get("completion"))
+            if answer is not None:
+                given[answer] += 1
+                if example is not None:
+                    by_group.setdefault(_key(example), []).append(answer)
+            gold = row.get("answer")
+            if example is not None and isinstance(gold, (str, int)) and str(gold).strip():
+                golds.setdefault(_key(example), normalise(str(gold)))
+    if not given:
+        return None
+    multi = [a for a in by_group.values() if len(a) >= 2]
+    top, top_n = given.most_common(1)[0]
+    classes = majority = majority_share = None
+    counts = Counter(golds.values())
+    if len(golds) >= 10 and 2 <= len(counts) <= MAX_CLASSES and len(counts) * 2 <= len(golds):
+        classes = len(counts)
+        majority, m = counts.most_common(1)[0]
+        majority_share = round(m / len(golds), 4)
+    return Answers(
+        rollouts=sum(given.values()),
+        groups=len(multi),
+        same_answer_groups=sum(1 for a in multi if len(set(a)) == 1),
+        top_answer=top,
+        top_answer_share=round(top_n / sum(given.values()), 4),
+        examples=len(golds),
+        classes=classes,
+        majority=majority,
+        majority_share=majority_share,
+    )
+
+
+def _key(example: Any) -> Any:
+    return json.dumps(example, sort_keys=True) if isinstance(example, (dict, list)) else example
+
+
+def judge_answers(answers: Answers | None, solve_rate: float | None, th, result: Result) -> None:
+    """same_answers and majority_class: warnings (training may still be worth it; the figures mislead)."""
+    if answers is None:
+        return
+    share = answers.same_answer_share
+    easy = solve_rate is not None and solve_rate >= th.too_easy  # all-correct groups agree: too_easy says so
+    if share is not None and answers.groups >= th.min_examples and share >= th.same_answer_groups and not easy:
+        result.warn(
+            "same_answers",
+            f"every rollout gives the same answer in {answers.same_answer_groups}/{answers.groups} groups "
+            f"({share:.0%}); the most common answer overall is {answers.top_answer!r} "
+            f"({answers.top_answer_share:.0%} of {answers.rollouts} rollouts)",
+            "a group whose rollouts all answer alike teaches GRPO nothing: raise the sampling temperature, check "
+            "the prompt offers the answers it should, or use a model that does not collapse to one answer",
+        )
+        result.step(
+            f"the model answers {answers.top_answer!r} in {answers.top_answer_share:.0%} of rollouts: fix that "
+            "(sampling temperature, the prompt's list of answers, the model) before changing difficulty or group size"
+        )
+    if answers.majority_share is not None and solve_rate is not None:
+        if abs(solve_rate - answers.majority_share) <= th.majority_margin:
+            result.warn(
+                "majority_class",
+                f"the solve rate {solve_rate:.2f} is within {th.majority_margin:.2f} of the majority class's share "
+                f"{answers.majority_share:.2f} ({answers.majority!r} is the gold of "
+                f"{answers.majority_share:.0%} of {answers.examples} examples, {answers.classes} classes): "
+                f"a constant answer {answers.majority!r} would score the same",
+                "compare against that baseline, not 0: look at the answers' spread (same_answers, the model's "
+                "confusion between classes) before reading the score as skill; balance the classes or "
+                "report per-class accuracy",
+            )
