@@ -131,8 +131,8 @@ def config_sources(plain: dict) -> list[Source]:
 def find_folder(env_id: str, options: RehearseOptions) -> Path | None:
     """The environment's source folder: the one the user named, else environments/<module> or <module>."""
     named = dict(options.specs).get(env_id)
-    if named:
-        path = Path(named).expanduser()
+    path = Path(named).expanduser() if named else None
+    if path is not None and path.exists():  # a module file or package folder the user named
         path = path.parent if path.is_file() else path
         for folder in (path, path.parent):
             if (folder / "pyproject.toml").is_file():
@@ -622,3 +622,18 @@ def _build_and_install(result, src: Source, options: RehearseOptions, uv: str | 
         )
     )
     return folder, wheel, python, "cached" if cached else "installed"
+
+
+def local_finder(env_id: str, online: bool, timeout: float):
+    """The gate's generation finder: the Hub or an installed module first, then the local source folder."""
+    from vlab.env.generation import detect
+
+    found = detect(env_id, online=online, timeout=timeout)
+    folder = None if found.known else find_folder(env_id, RehearseOptions())
+    if folder is None:
+        return found
+    local = detect(str(folder), online=False, timeout=timeout)
+    if local.known:
+        local.evidence.insert(0, f"read from its source folder {folder}")
+        return local
+    return found
