@@ -483,7 +483,7 @@ def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dic
     environ = {
         "PYTHONPATH": _SCRIPTS,  # the pack's worker only: nothing of the user's project
         "PYTHONNOUSERSITE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONDONTWRITEBYTECODE": "",  # the cached venv keeps its bytecode: a second load starts fast
         "VIRTUAL_ENV": str(python.parent.parent),
     }
     if not options.online:
