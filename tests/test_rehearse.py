@@ -193,3 +193,19 @@ def test_no_rehearse_says_so_and_builds_nothing(project, cache):
     assert obj["data"]["rehearsal"] is None
     data = next(c for c in obj["checks"] if c["id"] == "env-data")  # the relative path: not passed, not refused
     assert data["status"] == "warn" and "not checked" in data["message"]
+
+
+def test_the_generated_readme_quickstart_scores_the_shipped_data(project):
+    """The README's test_reward line runs as written from the project folder, on data/train.jsonl."""
+    readme = (project / "environments" / "rh_numeric" / "README.md").read_text()
+    line = next(ln for ln in readme.splitlines() if "test_reward" in ln and not ln.startswith("#"))
+    assert "$SKILL_DIR" not in line and "train.jsonl" in line
+    proc = subprocess.run(
+        ["bash", "-c", line + " --json"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert_result(json.loads(proc.stdout), "test_reward", 0)

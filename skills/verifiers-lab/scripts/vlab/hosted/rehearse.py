@@ -584,9 +584,21 @@ def _build_and_install(result, src: Source, options: RehearseOptions, uv: str | 
     try:
         wheel = build_wheel(folder, tmp, uv, options.online)
     except ToolError as err:
-        result.checks.append(
-            _check("fail", f"{src.env_id}: {err.message}", "fix pyproject.toml so `uv build --wheel` succeeds there")
-        )
+        if options.online:
+            result.checks.append(
+                _check(
+                    "fail", f"{src.env_id}: {err.message}", "fix pyproject.toml so `uv build --wheel` succeeds there"
+                )
+            )
+        else:  # offline, uv's cache may just lack the build backend: nothing is known
+            result.checks.append(
+                _check(
+                    "warn",
+                    f"{src.env_id}: building the wheel offline failed, so the run was not rehearsed: {err.message}",
+                    "re-run without --offline (the build backend comes from the package index), or fix pyproject.toml",
+                    id="rehearse-build",
+                )
+            )
         return folder, None, None, None
     result.checks.append(
         _check(
