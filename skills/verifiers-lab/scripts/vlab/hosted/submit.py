@@ -21,7 +21,7 @@ from vlab.hosted import gate, prime
 from vlab.hosted.builder import SourceSpec, TrainParams, build_document, parse_env_arg, source_name_for
 from vlab.hosted.flat import convert_flat, looks_flat
 from vlab.hosted.prime_rl_schema import validate_with_prime_rl
-from vlab.hosted.rehearse import local_finder
+from vlab.hosted.rehearse import local_finder, rehearse_config
 from vlab.hosted.schema import HOSTED_CLI_KEYS, schema_info
 from vlab.hosted.status import run_status
 from vlab.hosted.validate import ENV_ID_RE, Lookup, source_env_ids, validate_document
@@ -281,34 +281,6 @@ def _schema_checks(result: Result, text: str, req: SubmitRequest) -> None:
                 f"prime-rl's RLConfig rejects the config: {msg[:500]}",
                 "fix the key named above; this is the same check `uv run rl @` and the platform run",
             )
-
-
-def rehearse_config(
-    result: Result,
-    plain: dict,
-    target: str,
-    outcome: gate.GateOutcome,
-    *,
-    rows: int,
-    online: bool,
-    rehearsing: bool,
-    specs: dict[str, str] | None = None,
-) -> None:
-    """The rehearsal of every v1 source (``hosted.rehearse``), or the check that says it was skipped."""
-    if not rehearsing:
-        result.skip(
-            "rehearse",
-            "not rehearsed (--no-rehearse): no wheel was built, installed or loaded, so nothing says the run will start",
-            "drop --no-rehearse to build, install and load each environment as the run will",
-        )
-        result.data["rehearsal"] = None
-        return
-    from vlab.hosted.rehearse import RehearseOptions, rehearse
-
-    if outcome.legacy_ids:  # classic sources on a v0.8.0 checkout: verifiers 0.4.0 cannot load them
-        plain = tomllib.loads(tomlkit.dumps(plain))
-        gate.to_legacy(plain, outcome.legacy_ids)
-    rehearse(result, plain, target, RehearseOptions(rows=rows, online=online, specs=tuple((specs or {}).items())))
 
 
 def run_submit_training(req: SubmitRequest, result: Result) -> None:

@@ -256,7 +256,7 @@ def run_prime_rl(
 
     import tomllib
 
-    from vlab.hosted.submit import rehearse_config
+    from vlab.hosted.rehearse import rehearse_config
 
     before = len(result.checks)
     rehearse_config(
