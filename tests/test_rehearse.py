@@ -209,3 +209,17 @@ def test_the_generated_readme_quickstart_scores_the_shipped_data(project):
         stdin=subprocess.DEVNULL,
     )
     assert_result(json.loads(proc.stdout), "test_reward", 0)
+
+
+def test_local_train_prime_rl_rehearses_and_writes_rl_toml_only_when_it_passes(project, cache, tmp_path):
+    pytest.importorskip("torch")
+    args = ["--engine", "prime-rl", "--env", "environments/rh_numeric/", "--model", "Qwen/Qwen3-0.6B"]
+    args += ["--env-args", '{"dataset_path": "other.jsonl"}', "--dry-run", "--gpus", "2", "--json"]
+    r = run_script("local_train", *args, "--output-dir", str(tmp_path / "a"), cwd=project, env=cache, timeout=TIMEOUT)
+    obj = assert_result(r.json, "local_train", 1)
+    assert [c["id"] for c in obj["checks"] if c["status"] == "fail"] == ["rehearse-data"]
+    assert not (tmp_path / "a" / "rl.toml").exists()
+    r = run_script("local_train", *args, "--no-rehearse", "--output-dir", str(tmp_path / "b"), cwd=project, env=cache)
+    obj = assert_result(r.json, "local_train", 0)
+    assert [c["status"] for c in obj["checks"] if c["id"] == "rehearse"] == ["skip"]
+    assert (tmp_path / "b" / "rl.toml").is_file()
