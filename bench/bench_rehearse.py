@@ -5,7 +5,8 @@ A v1-numeric environment made by new_env with a GSM8K-shaped dataset (200 rows) 
 data/; then submit_training's offline dry run three ways, in the same run: with --no-rehearse
 (the baseline: the dry run as it was), the first rehearsal with an empty rehearsal cache
 (build, a fresh venv with verifiers 0.4.0 from uv's cache, load, score 20 golds) and the
-second one (the venv reused: build, load, score). Target: a cached rehearsal within ~30 s
+second one (the venv reused: build, load, score), and the time the cached venv's Python takes to
+import verifiers.v1 and datasets (the floor of any load). Target: a cached rehearsal within ~30 s
 of the baseline on a 2-core machine. Prints one JSON line. uv's own package cache is used
 as it is (run once before, the first rehearsal here downloads nothing).
 """
@@ -67,6 +68,11 @@ def main() -> int:
         base_s, base = run(project, env, "--no-rehearse", "--output", "configs/base.toml")
         first_s, first = run(project, env, "--output", "configs/first.toml")
         second_s, second = run(project, env, "--output", "configs/second.toml")
+        # the floor of any load: importing verifiers.v1 and datasets in the cached venv
+        python = Path(second["data"]["rehearsal"]["sources"][0]["venv"]) / "bin" / "python"
+        t = time.perf_counter()
+        subprocess.run([str(python), "-c", "import verifiers.v1, datasets"], check=True, capture_output=True)
+        import_s = time.perf_counter() - t
     figures = {
         "benchmark": "rehearse",
         "baseline_no_rehearse_s": round(base_s, 2),
@@ -75,6 +81,7 @@ def main() -> int:
         "first_rehearsal_s": first["data"]["rehearsal"]["seconds"],
         "cached_rehearsal_s": second["data"]["rehearsal"]["seconds"],
         "cached_over_first": round(second_s / first_s, 2),
+        "venv_import_verifiers_datasets_s": round(import_s, 2),
         "exit_codes": [base["exit_code"], first["exit_code"], second["exit_code"]],
         "cached": [s["cached"] for s in second["data"]["rehearsal"]["sources"]],
         "load_avg": round(os.getloadavg()[0], 1),
