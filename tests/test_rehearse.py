@@ -217,7 +217,9 @@ def test_local_train_prime_rl_rehearses_and_writes_rl_toml_only_when_it_passes(p
     args += ["--env-args", '{"dataset_path": "other.jsonl"}', "--dry-run", "--gpus", "2", "--json"]
     r = run_script("local_train", *args, "--output-dir", str(tmp_path / "a"), cwd=project, env=cache, timeout=TIMEOUT)
     obj = assert_result(r.json, "local_train", 1)
-    assert [c["id"] for c in obj["checks"] if c["status"] == "fail"] == ["rehearse-data"]
+    failed = [c for c in obj["checks"] if c["status"] == "fail"]  # the train source and its eval source
+    assert failed and {c["id"] for c in failed} == {"rehearse-data"}
+    assert all("'other.jsonl' is not in the built wheel" in c["message"] for c in failed)
     assert not (tmp_path / "a" / "rl.toml").exists()
     r = run_script("local_train", *args, "--no-rehearse", "--output-dir", str(tmp_path / "b"), cwd=project, env=cache)
     obj = assert_result(r.json, "local_train", 0)
