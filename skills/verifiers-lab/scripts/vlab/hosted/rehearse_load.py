@@ -127,7 +127,8 @@ def score_gold(env, rows: list, timeout: float) -> dict:
     return {i: (golds[i], best[i]) for i in golds}
 
 
-def gold_check(src: Source, scored: dict, n_rows: int, rewards: list[str]) -> Check:
+def gold_check(src: Source, scored: dict, n_rows: int, rewards: list[str], full: float | None = None) -> Check:
+    """``full``: the sum of the positive reward weights (every reward at 1.0), when known."""
     named = f"{src.where} ({src.env_id})"
     if not scored:
         return _check(
@@ -155,6 +156,15 @@ def gold_check(src: Source, scored: dict, n_rows: int, rewards: list[str]) -> Ch
             f"{named}: the gold answer does not earn the top reward ({top:.4g}) on {len(low)} of {len(scored)} rows "
             f"through the installed package: {shown}",
             "look at those rows' answers: written in a form the reward never accepts, or wrong",
+            id="rehearse-gold",
+        )
+    if full is not None and top < full - EPS:  # e.g. a correctness reward that never fires beside a format one
+        return _check(
+            "warn",
+            f"{named}: the gold answer earns {top:.4g} on all {len(scored)} rows through the installed package, "
+            f"below {full:.4g}, every reward at 1.0 ({what})",
+            "check which reward the gold misses (test_reward on the folder shows each one); fine if that reward "
+            "is not about correctness or never reaches 1.0",
             id="rehearse-gold",
         )
     return _check(
@@ -215,7 +225,9 @@ def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dic
             rows = env.rows(options.rows)
             scored = score_gold(env, rows, SCORE_TIMEOUT)
             out["gold"] = {str(i): b for i, (_, b) in scored.items()}
-            checks.append(gold_check(src, scored, len(rows), [f.name for f in env.reward_functions]))
+            weights = [f.weight for f in env.reward_functions if not f.is_group]
+            full = sum(w for w in weights if w > 0) if weights else None
+            checks.append(gold_check(src, scored, len(rows), [f.name for f in env.reward_functions], full))
             return checks
         except ToolError as err:
             return [_check("fail", f"{named}: scoring in the installed package failed: {err.message}", err.hint)]
