@@ -342,6 +342,8 @@ def test_v1_template_scores_gold_1_and_wrong_0(template, tmp_path, on_path):
 @pytest.mark.v1
 @pytest.mark.parametrize("template", ["v1-numeric", "v1-multiple-choice", "v1-classification", "v1-multiturn-tool"])
 def test_v1_template_keeps_the_datasets_own_id_column(template, tmp_path, on_path):
+    if VERIFIERS.classic:
+        pytest.skip("verifiers 0.3.1's v1 TaskData has no id field (it drops the id); task ids are 0.4's")
     on_path(TEMPLATES / template, module_name(template))
     rows = [
         dict(r, **({"ID": f"own-{i}"} if i == 0 else {"task_id": f"t{i}"})) for i, r in enumerate(ROWS[kind(template)])
