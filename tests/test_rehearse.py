@@ -15,7 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import assert_result, run_script
+from conftest import VERIFIERS, assert_result, run_script
 from test_templates import ROWS, V1, kind
 
 from vlab.hosted import rehearse
@@ -23,6 +23,9 @@ from vlab.hosted import rehearse
 pytestmark = [
     pytest.mark.v1,
     pytest.mark.skipif(rehearse.uv_command() is None, reason="the rehearsal needs uv"),
+    # The rehearsal's child runs verifiers 0.4.0 in its own venv whatever Python runs the parent: one
+    # generation's run covers it (this module also passed under the 0.3.1 venv when it was written).
+    pytest.mark.skipif(VERIFIERS.classic, reason="runs in the 0.4 venv (the rehearsal's child is 0.4.0 anyway)"),
 ]
 TOOL = "submit_training"
 MODEL = "Qwen/Qwen3-4B-Instruct-2507"
