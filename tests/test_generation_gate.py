@@ -441,9 +441,11 @@ def test_a_config_with_legacy_blocks(tmp_path, installed):
     "arg, hosted, prime_rl",
     [
         ("dataset_path=ABS", "fail", "warn"),  # an absolute path that exists here
-        ('dataset_path="data/train.jsonl"', "fail", "warn"),  # a relative one that exists
+        # relative: only the built wheel tells whether the run finds it (the rehearsal decides;
+        # without it, --no-rehearse, a warning says it was not checked)
+        ('dataset_path="data/train.jsonl"', "warn", "warn"),
         ('dataset_path="/nowhere/train.jsonl"', "fail", "fail"),  # missing: fails for prime-rl too
-        ('data_file="./missing.csv"', "fail", "fail"),
+        ('data_file="./missing.csv"', "warn", "warn"),
         ('dataset_name="openai/gsm8k"', None, None),  # a Hub dataset: no finding
         ('split="train"', None, None),
         ("num_examples=5", None, None),
@@ -462,14 +464,28 @@ def test_local_data_paths(tmp_path, arg, hosted, prime_rl):
         assert found == ([expected] if expected else []), (target, key, value)
 
 
-def test_local_data_path_refused_for_a_hosted_run(tmp_path):
+def test_relative_data_path_without_rehearsal_is_a_warning_not_a_pass(tmp_path):
+    """--no-rehearse: a relative path is neither refused by its look nor passed; the result says it was not checked."""
     (tmp_path / "data.jsonl").write_text("{}\n")
     common = ["--model", MODEL, "--env", "me/math", "--env-arg", 'dataset_path="data.jsonl"', "--offline", "--json"]
+    for target in ("hosted", "prime-rl"):
+        r = run_script(TOOL, *common, "--no-rehearse", "--target", target, "--output", f"{target}.toml", cwd=tmp_path)
+        obj = assert_result(r.json, TOOL, 0)
+        check = next(c for c in obj["checks"] if c["id"] == "env-data")
+        assert check["status"] == "warn" and "not checked" in check["message"], target
+        skipped = next(c for c in obj["checks"] if c["id"] == "rehearse")
+        assert skipped["status"] == "skip" and "--no-rehearse" in skipped["message"]
+
+
+def test_absolute_data_path_refused_for_a_hosted_run(tmp_path):
+    (tmp_path / "data.jsonl").write_text("{}\n")
+    arg = f'dataset_path="{tmp_path / "data.jsonl"}"'
+    common = ["--model", MODEL, "--env", "me/math", "--env-arg", arg, "--offline", "--no-rehearse", "--json"]
     r = run_script(TOOL, *common, "--output", "h.toml", cwd=tmp_path)
     obj = assert_result(r.json, TOOL, 1)
     check = next(c for c in obj["checks"] if c["id"] == "env-data")
     assert check["status"] == "fail" and "inside the environment package" in check["hint"]
-    assert "push_to_hub" in check["hint"]
+    assert not (tmp_path / "h.toml").exists() and obj["data"]["written"] is False  # a failing config is not written
     r = run_script(TOOL, *common, "--target", "prime-rl", "--output", "p.toml", cwd=tmp_path)
     assert [c["status"] for c in assert_result(r.json, TOOL, 0)["checks"] if c["id"] == "env-data"] == ["warn"]
 

@@ -342,6 +342,22 @@ def test_v1_template_scores_gold_1_and_wrong_0(template, tmp_path, on_path):
 
 
 @pytest.mark.v1
+@pytest.mark.parametrize("template", ["v1-numeric", "v1-multiple-choice", "v1-classification", "v1-multiturn-tool"])
+def test_v1_template_keeps_the_datasets_own_id_column(template, tmp_path, on_path):
+    if VERIFIERS.classic:
+        pytest.skip("verifiers 0.3.1's v1 TaskData has no id field (it drops the id); task ids are 0.4's")
+    on_path(TEMPLATES / template, module_name(template))
+    rows = [
+        dict(r, **({"ID": f"own-{i}"} if i == 0 else {"task_id": f"t{i}"})) for i, r in enumerate(ROWS[kind(template)])
+    ]
+    data = tmp_path / "ids.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert [t.data.id for t in v1_tasks(template, data)] == ["own-0"] + [f"t{i}" for i in range(1, len(rows))]
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS[kind(template)]))  # no id column: the position
+    assert [t.data.id for t in v1_tasks(template, data)] == [str(i) for i in range(len(rows))]
+
+
+@pytest.mark.v1
 def test_v1_numeric_uses_math_verify(tmp_path, on_path):
     on_path(TEMPLATES / "v1-numeric", "v1_numeric")
     data = tmp_path / "golds.jsonl"

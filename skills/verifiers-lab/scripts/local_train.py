@@ -102,6 +102,13 @@ def build_parser():
         help="install the environment into the checkout's .venv (uv pip install -e / prime env install) if missing",
     )
     g.add_argument(
+        "--no-rehearse",
+        dest="rehearse",
+        action="store_false",
+        help="prime-rl: skip the rehearsal (build the environment's wheel, install it with verifiers 0.4.0 in a "
+        "throwaway venv, load it from an empty folder, score the gold); the result says it was skipped",
+    )
+    g.add_argument(
         "--dry-run",
         action="store_true",
         help="builtin: print the estimated peak memory for the model, batch and sequence length (exit 3 if it "
@@ -135,6 +142,7 @@ def request(args) -> LocalTrainRequest:
         gpus=args.gpus,
         nodes=args.nodes,
         install_env=args.install_env,
+        rehearse=args.rehearse,
         dry_run=args.dry_run,
     )
 

@@ -24,9 +24,15 @@ fine-tuning, completion tokens within seq_len, environment ids (and, online, tha
 the Hub), the model (online: `prime train models`), no secrets in the file, and secrets forwarded
 only with -e. --prime-rl-dir also validates with a prime-rl checkout's own schema.
 
+Then rehearse the run (skip knowingly with --no-rehearse): each environment's wheel is built as
+`prime env push` does, installed with its Requires-Dist and verifiers 0.4.0 into a throwaway venv
+(cached by the wheel's hash under ~/.cache/verifiers-lab/rehearse), loaded from an empty folder
+with the config's exact arguments, and the gold of --rehearse-rows rows scored by the installed
+package's rewards. The environment's folder is environments/<module>/ under the current folder.
+
 The default is a dry run: the config is shown (with a diff against the starting TOML), written
-(--output, default configs/<env>.toml; never over an existing file without --force) and nothing
-leaves the machine. --submit runs `prime train CONFIG -y -o json [-e NAME]` after every check
+only when every check passed (--output, default configs/<env>.toml; never over an existing file
+without --force) and nothing leaves the machine. --submit runs `prime train CONFIG -y -o json [-e NAME]` after every check
 passed and only with --yes (or a confirmation typed on a terminal), and writes a run record
 (<config>.<run id>.run.json). --status RUN_ID reports a run through `prime train get/progress`.
 """
@@ -143,6 +149,19 @@ def build_parser():
     act.add_argument("--status", metavar="RUN_ID", help="report a submitted run's state and progress")
     act.add_argument("--offline", action="store_true", help="no Hub or model lookups (they become skip/warn)")
     act.add_argument(
+        "--no-rehearse",
+        dest="rehearse",
+        action="store_false",
+        help="skip the rehearsal (build, install, load, score each environment); the result says it was skipped",
+    )
+    act.add_argument(
+        "--rehearse-rows",
+        type=numbers.integer(1),
+        default=20,
+        metavar="N",
+        help="rows whose gold the rehearsal scores (default 20)",
+    )
+    act.add_argument(
         "--prime-rl-dir",
         metavar="DIR",
         help="also validate with this prime-rl checkout's own schema; with --target prime-rl, a checkout "
@@ -202,6 +221,8 @@ def request(args) -> SubmitRequest:
         submit_timeout=args.submit_timeout,
         schema_timeout=args.schema_timeout,
         strict=args.strict,
+        rehearse=args.rehearse,
+        rehearse_rows=args.rehearse_rows,
     )
 
 

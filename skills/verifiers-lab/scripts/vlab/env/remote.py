@@ -73,9 +73,21 @@ class LoadFailed(ToolError):
 
 
 class RemoteEnvironment(Environment):
-    def __init__(self, spec: str, env_args: dict | None = None, load_timeout: float = LOAD_LIMIT) -> None:
+    def __init__(
+        self,
+        spec: str,
+        env_args: dict | None = None,
+        load_timeout: float = LOAD_LIMIT,
+        *,
+        python: str | None = None,
+        cwd: str | None = None,
+        environ: dict[str, str] | None = None,
+    ) -> None:
+        """``python``, ``cwd``, ``environ``: another interpreter (a throwaway venv), working folder and
+        extra environment variables for the worker (the hosted rehearsal); default: this process's."""
         super().__init__()
         self.spec = spec
+        self._python, self._cwd, self._environ = python or sys.executable, cwd, dict(environ or {})
         self._args = dict(env_args or {})
         self.load_timeout = load_timeout
         self.incidents: list[dict] = []
@@ -112,9 +124,11 @@ class RemoteEnvironment(Environment):
         from_child_r, from_child_w = os.pipe()
         self._capture = Path(self._dir.name) / f"output{len(self._output)}.txt"
         env = {**os.environ, "PYTHONPATH": _SCRIPTS + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        env.update(self._environ)
         with open(self._capture, "wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "vlab.env.worker", str(to_child_r), str(from_child_w)],
+                [self._python, "-m", "vlab.env.worker", str(to_child_r), str(from_child_w)],
+                cwd=self._cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,

@@ -5,9 +5,11 @@
   refused (exit 1) with the migration command; on a prime-rl checkout at v0.8.0 (``inspect_checkout``)
   it is written as that release's ``legacy = { id, args }`` block instead (``to_legacy``). An
   environment whose generation cannot be told is a warning, never a refusal.
-- **Data that travels** (``data_path_checks``): environment arguments naming files on this machine
-  fail for a hosted run (the platform cannot read them) and warn for a self-managed prime-rl run
-  (they must exist on the machine that runs it; a missing one fails).
+- **Data that travels** (``data_path_checks``): an absolute path (or ``~``) fails for a hosted run
+  (the platform cannot read it) and warns for a self-managed prime-rl run (it must exist on the
+  machine that runs it; a missing one fails). A relative path is decided by evidence, not by its
+  look: the rehearsal (``rehearse``) accepts it exactly when the built wheel ships the file; with
+  ``rehearsing=False`` (``--no-rehearse``) it is a warning that says it was not checked.
 - **Placeholders** (``placeholder_checks``): an id still naming ``OWNER/...`` fails, offline too.
 - The next step of a prime-rl config (``prime_rl_command``): ``uv run rl @ FILE`` in the checkout.
 
@@ -338,14 +340,17 @@ def run_gate(
     prime_rl_dir: str | None = None,
     classic_ids: set[str] | frozenset[str] = frozenset(),
     finder=detect,
+    rehearsing: bool = False,
 ) -> GateOutcome:
     """Every gate check of a config into ``result`` (a ``Result``); on a prime-rl checkout that runs them,
-    classic sources of the tomlkit ``doc`` are rewritten as legacy blocks."""
+    classic sources of the tomlkit ``doc`` are rewritten as legacy blocks. ``rehearsing``: the rehearsal
+    checks the data arguments against the built wheel, so they are left to it."""
     checkout = inspect_checkout(prime_rl_dir) if prime_rl_dir and target == "prime-rl" else None
     outcome = generation_checks(
         plain, target, online=online, timeout=timeout, checkout=checkout, classic_ids=classic_ids, finder=finder
     )
-    result.checks += placeholder_checks(plain) + outcome.checks + data_path_checks(plain, target)
+    data = [] if rehearsing else data_path_checks(plain, target)
+    result.checks += placeholder_checks(plain) + outcome.checks + data
     result.data["generations"] = [f.to_dict() for f in outcome.findings]
     if checkout is not None:
         result.data["prime_rl_checkout"] = checkout.to_dict()
@@ -355,7 +360,14 @@ def run_gate(
 
 
 def gate_text(
-    result: Any, text: str, target: str, *, specs: dict[str, str], prime_rl_dir: str | None, online: bool = False
+    result: Any,
+    text: str,
+    target: str,
+    *,
+    specs: dict[str, str],
+    prime_rl_dir: str | None,
+    online: bool = False,
+    rehearsing: bool = False,
 ) -> tuple[str, GateOutcome]:
     """``run_gate`` on a config's text (local_train's rl.toml); ``specs`` maps a taskset id to what the
     user named (a path), which is what gets inspected. Returns the text to write and the outcome."""
@@ -369,7 +381,15 @@ def gate_text(
         return detect(specs.get(env_id, env_id), online=online, timeout=timeout)
 
     outcome = run_gate(
-        result, doc, tomllib.loads(text), target, online=online, timeout=30.0, prime_rl_dir=prime_rl_dir, finder=finder
+        result,
+        doc,
+        tomllib.loads(text),
+        target,
+        online=online,
+        timeout=30.0,
+        prime_rl_dir=prime_rl_dir,
+        finder=finder,
+        rehearsing=rehearsing,
     )
     return tomlkit.dumps(doc), outcome
 
@@ -418,7 +438,18 @@ def data_path_checks(doc: dict, target: str, cwd: Path | None = None) -> list[Ch
             path = Path(value).expanduser()
             exists = (path if path.is_absolute() else cwd / path).exists()
             named = f"{where} ({env_id}): {key} = {value!r}"
-            if target == "hosted":
+            if not path.is_absolute():  # package-relative or not: only the built wheel can tell
+                checks.append(
+                    _check(
+                        "env-data",
+                        "warn",
+                        f"{named} is a relative path; not checked (--no-rehearse): the run finds it only if the "
+                        "environment's wheel ships the file",
+                        "drop --no-rehearse to check it against the built wheel, or ship the file in the "
+                        "package's data/ folder (listed in pyproject's [tool.hatch.build] include)",
+                    )
+                )
+            elif target == "hosted":
                 checks.append(
                     _check(
                         "env-data",

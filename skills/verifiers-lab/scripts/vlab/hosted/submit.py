@@ -21,6 +21,7 @@ from vlab.hosted import gate, prime
 from vlab.hosted.builder import SourceSpec, TrainParams, build_document, parse_env_arg, source_name_for
 from vlab.hosted.flat import convert_flat, looks_flat
 from vlab.hosted.prime_rl_schema import validate_with_prime_rl
+from vlab.hosted.rehearse import local_finder, rehearse_config
 from vlab.hosted.schema import HOSTED_CLI_KEYS, schema_info
 from vlab.hosted.status import run_status
 from vlab.hosted.validate import ENV_ID_RE, Lookup, source_env_ids, validate_document
@@ -84,12 +85,16 @@ class SubmitRequest:
     submit_timeout: float = 300.0
     schema_timeout: float = 300.0
     strict: bool = False  # warnings block a submission too
+    rehearse: bool = True  # build, install, load and score each environment as the run will (--no-rehearse)
+    rehearse_rows: int = 20
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env_events", tuple(self.env_events))
         object.__setattr__(self, "forward_env", tuple(self.forward_env))
         if self.submit and self.dry_run:
             raise UsageError("--submit and --dry-run are exclusive")
+        if self.rehearse_rows < 1:
+            raise UsageError(f"--rehearse-rows {self.rehearse_rows} must be at least 1")
         if self.target not in TARGETS:
             raise UsageError(f"unknown target {self.target!r}", hint="one of: " + ", ".join(TARGETS))
         if self.submit and self.target == "prime-rl":
@@ -355,7 +360,11 @@ def run_submit_training(req: SubmitRequest, result: Result) -> None:
         timeout=req.timeout,
         prime_rl_dir=req.prime_rl_dir,
         classic_ids=classic_ids,
+        rehearsing=req.rehearse,
+        finder=local_finder,
     )
+    if not outcome.refused:
+        rehearse_config(result, plain, target, outcome, rows=req.rehearse_rows, online=online, rehearsing=req.rehearse)
     final_text = tomlkit.dumps(doc)
     if not final_text.endswith("\n"):
         final_text += "\n"
@@ -403,6 +412,16 @@ def run_submit_training(req: SubmitRequest, result: Result) -> None:
             result.step(step)
         return
 
+    if failed:  # a config that cannot start is not written (the re-run needs no --force)
+        result.data["written"] = False
+        result.summary = f"not written: {len(failed)} failed check(s)" + (
+            f", {len(warned)} warning(s)" if warned else ""
+        )
+        if req.submit:
+            result.skip("submit", f"not submitted: {len(failed)} failed check(s)", "fix them and re-run")
+        result.step("fix what the failed checks name (each hint says how), then re-run the same command")
+        return
+
     # Write the reviewed config (a dry run stops here).
     if not unchanged:
         write_atomic(config_path, final_text, force=req.force)
@@ -413,24 +432,21 @@ def run_submit_training(req: SubmitRequest, result: Result) -> None:
 
     if not req.submit:
         result.summary = (
-            f"dry run: {config_path} "
-            + ("is valid" if not failed else f"has {len(failed)} failed check(s)")
+            f"dry run: {config_path} is valid"
             + (f", {len(warned)} warning(s)" if warned else "")
             + "; nothing submitted"
         )
-        if not failed and target == "prime-rl":
+        if target == "prime-rl":
             result.step(f"review {config_path}, then: {gate.prime_rl_command(config_path, req.prime_rl_dir)}")
-        elif not failed:
+        else:
             result.step(
                 f"review {config_path}, then: {command('submit_training')} --config {config_path} "
                 "--submit --yes" + "".join(f" --forward-env {n}" for n in req.forward_env)
             )
-        else:
-            result.step(f"edit {config_path} as the hints say, then re-run with --config {config_path}")
         return
 
-    if failed or (req.strict and warned):
-        why = f"{len(failed)} failed check(s)" if failed else f"{len(warned)} warning(s) with --strict"
+    if req.strict and warned:
+        why = f"{len(warned)} warning(s) with --strict"
         result.skip("submit", f"not submitted: {why}", "fix them and re-run")
         result.summary = f"not submitted: {why}"
         return

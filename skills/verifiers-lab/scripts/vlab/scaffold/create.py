@@ -286,7 +286,10 @@ def create_package(template: str, names: Names, mapping: Mapping, parent: Path) 
     files = {
         f"{names.module}.py": render_module(template, names, mapping),
         "pyproject.toml": render_text(template, names, (source / "pyproject.toml").read_text(encoding="utf-8")),
-        "README.md": render_text(template, names, (source / "README.md").read_text(encoding="utf-8")),
+        "README.md": render_text(template, names, (source / "README.md").read_text(encoding="utf-8")).replace(
+            'python "$SKILL_DIR/scripts/test_reward.py"',
+            command("test_reward"),  # as this pack runs here
+        ),
     }
     extra = sorted(
         p

@@ -222,6 +222,7 @@ def run_prime_rl(
     dry_run: bool,
     force: bool,
     install_env: bool = False,
+    rehearse: bool = True,
 ) -> None:
     from vlab.hosted.validate import validate_document
 
@@ -246,7 +247,7 @@ def run_prime_rl(
 
     specs = {env_taskset_id(spec)[0]: spec for spec in (cfg.env.id, cfg.eval.env.id) if spec}
     checked = text  # validated in the current shape; `text` may get legacy blocks
-    text, gated = gate.gate_text(result, text, "prime-rl", specs=specs, prime_rl_dir=prime_rl_dir)
+    text, gated = gate.gate_text(result, text, "prime-rl", specs=specs, prime_rl_dir=prime_rl_dir, rehearsing=rehearse)
     if gated.refused:
         result.summary = "refused: a classic environment cannot run on this prime-rl (rl.toml not written)"
         for step in gated.migrate_steps():
@@ -254,6 +255,17 @@ def run_prime_rl(
         return
 
     import tomllib
+
+    from vlab.hosted.rehearse import rehearse_config
+
+    before = len(result.checks)
+    rehearse_config(
+        result, tomllib.loads(checked), "prime-rl", gated, rows=20, online=True, rehearsing=rehearse, specs=specs
+    )
+    if any(c.status == "fail" for c in result.checks[before:]):
+        result.summary = "the rehearsal failed: the run would not start (rl.toml not written)"
+        result.step("fix what the failed rehearse checks name, then re-run")
+        return
 
     checks = validate_document(tomllib.loads(checked), text=checked, target="prime-rl")
     for c in checks:

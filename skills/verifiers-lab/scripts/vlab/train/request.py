@@ -41,6 +41,7 @@ class LocalTrainRequest:
     gpus: int | None = None
     nodes: int | None = None  # [deployment] num_nodes
     install_env: bool = False  # install the environment into the prime-rl checkout's environment
+    rehearse: bool = True  # rehearse the run (hosted.rehearse) before rl.toml is written; --no-rehearse
     dry_run: bool = False
     # (key path, value) pairs for load_config, derived from the fields above
     overrides: tuple[tuple[tuple[str, ...], Any], ...] = field(init=False, repr=False, compare=False)
@@ -129,6 +130,7 @@ def run_local_train(request: LocalTrainRequest, result: Result) -> None:
             dry_run=request.dry_run,
             install_env=request.install_env,
             force=request.force,
+            rehearse=request.rehearse,
         )
         return
     if request.dry_run:

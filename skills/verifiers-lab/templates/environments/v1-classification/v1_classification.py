@@ -70,6 +70,15 @@ def given_label(reply: str | None) -> str:
     return normalise(vf.extract_boxed_answer(reply or "", strict=True))
 
 
+# The dataset's own id column, when it has one, is the task id (else the row's position).
+ID_COLUMNS = ("id", "ID", "task_id", "Id", "uid")
+
+
+def own_id(row: dict) -> str | None:
+    """The row's own id: the first of ID_COLUMNS it has with a value; None when it has none."""
+    return next((str(row[c]) for c in ID_COLUMNS if row.get(c) not in (None, "")), None)
+
+
 def prompt_text(row: dict) -> str:
     """The prompt: TEXT_COLUMN, or its columns joined in order with a blank line."""
     columns = [TEXT_COLUMN] if isinstance(TEXT_COLUMN, str) else list(TEXT_COLUMN)
@@ -123,7 +132,7 @@ def read_rows(config: V1ClassificationConfig) -> list[dict]:
         dataset = dataset.select(range(min(config.num_examples, len(dataset))))
     feature = dataset.features[LABEL_COLUMN]
     to_name = feature.int2str if isinstance(feature, ClassLabel) else label_name
-    return [{"id": row.get("id"), "prompt": prompt_text(row), "label": to_name(row[LABEL_COLUMN])} for row in dataset]
+    return [{"id": own_id(row), "prompt": prompt_text(row), "label": to_name(row[LABEL_COLUMN])} for row in dataset]
 
 
 class V1ClassificationData(vf.TaskData):
@@ -172,7 +181,7 @@ class V1ClassificationTaskset(vf.Taskset[V1ClassificationTask, V1ClassificationC
         for i, row in enumerate(rows):
             yield V1ClassificationTask(
                 V1ClassificationData(
-                    id=str(row["id"] if row["id"] is not None else i),
+                    id=row["id"] or str(i),
                     prompt=row["prompt"],
                     system_prompt=system_prompt,
                     answer=row["label"],

@@ -117,6 +117,15 @@ def given_letter(text: str | None, choices: list[str]) -> str | None:
     return None
 
 
+# The dataset's own id column, when it has one, is the task id (else the row's position).
+ID_COLUMNS = ("id", "ID", "task_id", "Id", "uid")
+
+
+def own_id(row: dict) -> str | None:
+    """The row's own id: the first of ID_COLUMNS it has with a value; None when it has none."""
+    return next((str(row[c]) for c in ID_COLUMNS if row.get(c) not in (None, "")), None)
+
+
 def prompt_text(row: dict) -> str:
     """The question: QUESTION_COLUMN, or its columns joined in order with a blank line."""
     columns = [QUESTION_COLUMN] if isinstance(QUESTION_COLUMN, str) else list(QUESTION_COLUMN)
@@ -223,7 +232,7 @@ class V1MultipleChoiceTaskset(vf.Taskset[V1MultipleChoiceTask, V1MultipleChoiceC
             choices = row_choices(row)
             yield V1MultipleChoiceTask(
                 V1MultipleChoiceData(
-                    id=str(row.get("id", i)),
+                    id=own_id(row) or str(i),
                     prompt=f"{prompt_text(row)}\n\n{listed(choices)}",
                     system_prompt=SYSTEM_PROMPT,
                     choices=option_texts(choices),

@@ -72,6 +72,15 @@ def reference_answer(raw) -> str:
     return text
 
 
+# The dataset's own id column, when it has one, is the task id (else the row's position).
+ID_COLUMNS = ("id", "ID", "task_id", "Id", "uid")
+
+
+def own_id(row: dict) -> str | None:
+    """The row's own id: the first of ID_COLUMNS it has with a value; None when it has none."""
+    return next((str(row[c]) for c in ID_COLUMNS if row.get(c) not in (None, "")), None)
+
+
 def prompt_text(row: dict) -> str:
     """The prompt: QUESTION_COLUMN, or its columns joined in order with a blank line."""
     columns = [QUESTION_COLUMN] if isinstance(QUESTION_COLUMN, str) else list(QUESTION_COLUMN)
@@ -163,7 +172,7 @@ class V1NumericTaskset(vf.Taskset[V1NumericTask, V1NumericConfig]):
         for i, row in enumerate(read_rows(self.config)):
             yield V1NumericTask(
                 V1NumericData(
-                    id=str(row.get("id", i)),
+                    id=own_id(row) or str(i),
                     prompt=prompt_text(row),
                     system_prompt=SYSTEM_PROMPT,
                     answer=reference_answer(row[ANSWER_COLUMN]),

@@ -1,0 +1,488 @@
+"""Will it start? Rehearse the hosted run on this machine before any money is spent.
+
+For each environment a config names (train and eval sources), this does what the runner will do:
+
+1. **Build** the environment's wheel the way ``prime env push`` does (prime 0.18 ``commands/env.py``:
+   ``uv build --wheel`` in the environment folder, else ``python -m build --wheel``). The folder is
+   what local_train names, else ``environments/<module>`` (or ``<module>``) under the current folder.
+2. **Install** the wheel and its ``Requires-Dist`` into a throwaway virtual environment (uv) with the
+   verifiers generation the target runs (``VERIFIERS``), never the user's: a dependency the package
+   forgets to declare fails here. The venv is cached by the wheel's hash (``cache_root()``), so a
+   second rehearsal of the same package takes seconds.
+3. **Load** the taskset from an empty temporary folder with the config's exact arguments, by its
+   installed module, as verifiers 0.4.0 does (``verifiers.v1.utils.loaders``: the id's last segment,
+   ``@version`` dropped, ``-`` -> ``_``; the module's ``__all__`` Taskset built with
+   ``taskset_config_type(name)(id=..., **args)``), in a worker process of that venv (``vlab.env.remote``).
+4. **Score** the gold answer of the first N rows through the installed package's own rewards.
+
+Each failure is its own check with its fix: an absolute local path, data the wheel does not ship
+(the file and the pyproject line that ships it), no dataset argument where the taskset has no
+default, an undeclared import (the module and the dependency to add), a Hub dataset that cannot be
+reached (offline: a warning that the load was not tried, never a pass), gold below the top reward.
+
+``rehearse(result, plain, target, options)`` appends the checks to ``result`` and returns a ``Rehearsal``;
+``rehearse_config`` is what submit_training and local_train's prime-rl engine call (``--no-rehearse``:
+a skip check that says so). Steps 3 and 4 live in ``rehearse_load``.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from vlab.core.result import EXIT_FAIL, Check, ToolError
+
+VERIFIERS = "verifiers==0.4.0"  # what Hosted Training and current prime-rl run (v1 tasksets)
+DEFAULT_ROWS = 20
+BUILD_TIMEOUT = 300.0
+INSTALL_TIMEOUT = 900.0
+LOAD_TIMEOUT = 600.0
+SCORE_TIMEOUT = 30.0  # per reward call
+EPS = 1e-6
+DATA_EXT = (".jsonl", ".json", ".csv", ".tsv", ".parquet", ".arrow", ".txt", ".yaml", ".yml", ".gz", ".zip")
+_DATASET_KEY = re.compile(r"(dataset|data|path|file)", re.I)
+_HUB_KEY = re.compile(r"^(dataset_name|dataset|hf_dataset|dataset_id)$", re.I)
+
+
+@dataclass(frozen=True)
+class RehearseOptions:
+    rows: int = DEFAULT_ROWS
+    online: bool = True
+    load_timeout: float = LOAD_TIMEOUT
+    specs: tuple[tuple[str, str], ...] = ()  # (env id, local folder the user named)
+    cwd: str | None = None  # where environments/<module> is looked for (default: the current folder)
+
+
+@dataclass
+class Source:
+    where: str  # orchestrator.train.source[0]
+    env_id: str
+    args: dict
+
+
+@dataclass
+class Rehearsal:
+    tried: list[dict] = field(default_factory=list)  # per source: what was built, installed, loaded, scored
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"sources": self.tried, "seconds": round(self.seconds, 2)}
+
+
+def _check(status: str, message: str, hint: str = "", id: str = "rehearse") -> Check:
+    return Check(id, status, message, hint, EXIT_FAIL)
+
+
+def module_name(env_id: str) -> str:
+    """verifiers 0.4.0's rule (``_import_plugin``): last segment, @version dropped, '-' -> '_', lower-case."""
+    return env_id.rsplit("/", 1)[-1].split("@", 1)[0].replace("-", "_").lower()
+
+
+def cache_root() -> Path:
+    """$VLAB_REHEARSE_CACHE, else $XDG_CACHE_HOME (or ~/.cache)/verifiers-lab/rehearse."""
+    if os.environ.get("VLAB_REHEARSE_CACHE"):
+        return Path(os.environ["VLAB_REHEARSE_CACHE"]).expanduser()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "verifiers-lab" / "rehearse"
+
+
+def uv_command() -> str | None:
+    """uv on PATH, else beside this interpreter (a venv that has it installed but is not activated)."""
+    found = shutil.which("uv")
+    if found:
+        return found
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.is_file() else None
+
+
+# -- the sources of a config ------------------------------------------------------------------------
+
+
+def config_sources(plain: dict) -> list[Source]:
+    from vlab.hosted.gate import _sources, source_id_and_args
+
+    out = []
+    for where, source in _sources(plain):
+        env_id, args, legacy = source_id_and_args(source)
+        if env_id and not legacy:  # a `legacy` (classic) block runs on prime-rl v0.8.0, not on verifiers 0.4.0
+            out.append(Source(where, env_id, args))
+    return out
+
+
+def find_folder(env_id: str, options: RehearseOptions) -> Path | None:
+    """The environment's source folder: the one the user named, else environments/<module> or <module>."""
+    named = dict(options.specs).get(env_id)
+    path = Path(named).expanduser() if named else None
+    if path is not None and path.exists():  # a module file or package folder the user named
+        path = path.parent if path.is_file() else path
+        for folder in (path, path.parent):
+            if (folder / "pyproject.toml").is_file():
+                return folder.resolve()
+        return None
+    cwd = Path(options.cwd or Path.cwd())
+    module = module_name(env_id)
+    name = env_id.rsplit("/", 1)[-1].split("@", 1)[0]
+    for folder in (cwd / "environments" / module, cwd / "environments" / name, cwd / module, cwd / name, cwd):
+        if (folder / "pyproject.toml").is_file() and (
+            (folder / f"{module}.py").is_file() or (folder / module / "__init__.py").is_file()
+        ):
+            return folder.resolve()
+    return None
+
+
+# -- 1. build ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Wheel:
+    path: Path
+    sha256: str
+    names: list[str]
+    requires: list[str]
+
+
+def _run(cmd: list[str], cwd: Path | None, timeout: float) -> subprocess.CompletedProcess:
+    from vlab.core.installed import run_command
+
+    return run_command(cmd, timeout=timeout, cwd=str(cwd) if cwd else None)
+
+
+def build_wheel(folder: Path, out_dir: Path, uv: str | None, online: bool) -> Wheel:
+    """``uv build --wheel`` (prime env push's build) into ``out_dir``; ``ToolError`` with the build's own words."""
+    if uv:
+        cmd = [uv, "build", "--wheel", "--out-dir", str(out_dir)] + ([] if online else ["--offline"])
+    else:
+        cmd = [sys.executable, "-m", "build", "--wheel", "--outdir", str(out_dir), str(folder)]
+    done = _run(cmd, folder, BUILD_TIMEOUT)
+    wheels = sorted(out_dir.glob("*.whl"))
+    if done.returncode != 0 or not wheels:
+        tail = (done.stderr or done.stdout or "").strip().splitlines()[-6:]
+        raise ToolError(f"building the wheel failed ({' '.join(cmd[:3])}): " + " | ".join(tail)[-800:])
+    path = wheels[0]
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        meta = next((n for n in names if n.endswith(".dist-info/METADATA")), None)
+        text = zf.read(meta).decode("utf-8", "replace") if meta else ""
+    requires = email.parser.Parser().parsestr(text).get_all("Requires-Dist") or []
+    return Wheel(path, hashlib.sha256(path.read_bytes()).hexdigest(), names, list(requires))
+
+
+# -- 2. install -------------------------------------------------------------------------------------
+
+
+def venv_python(folder: Path) -> Path:
+    return folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def install(wheel: Wheel, uv: str, online: bool) -> tuple[Path, bool]:
+    """A venv with the wheel, its Requires-Dist and ``VERIFIERS``: (its python, reused from the cache?)."""
+    key = hashlib.sha256(f"{wheel.sha256}|{VERIFIERS}|{sys.version_info[:2]}".encode()).hexdigest()[:24]
+    root = cache_root()
+    final = root / key
+    if (final / "ready.json").is_file() and venv_python(final).exists():
+        return venv_python(final), True
+    root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=root))
+    try:
+        base = getattr(sys, "_base_executable", None) or sys.executable
+        steps = [
+            [uv, "venv", "--quiet", "--python", base, str(work / "venv")],
+            [uv, "pip", "install", "--quiet", "--python", str(venv_python(work / "venv")), str(wheel.path), VERIFIERS]
+            + ([] if online else ["--offline"]),
+        ]
+        for cmd in steps:
+            done = _run(cmd, None, INSTALL_TIMEOUT)
+            if done.returncode != 0:
+                tail = (done.stderr or done.stdout or "").strip().splitlines()[-8:]
+                raise ToolError(" | ".join(tail)[-1200:] or f"{cmd[1]} failed")
+        (work / "venv" / "ready.json").write_text(
+            json.dumps({"wheel": wheel.path.name, "sha256": wheel.sha256, "verifiers": VERIFIERS}), encoding="utf-8"
+        )
+        try:
+            os.rename(work / "venv", final)
+        except OSError:  # another rehearsal finished the same venv first: use it
+            if not (final / "ready.json").is_file():
+                raise
+        return venv_python(final), False
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# -- data the arguments name ------------------------------------------------------------------------
+
+
+def _strings(value, key: str) -> list[tuple[str, str]]:
+    if isinstance(value, str):
+        return [(key, value)]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _strings(v, f"{key}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _strings(v, f"{key}[{i}]")]
+    return []
+
+
+def is_absolute(value: str) -> bool:
+    v = value.strip()
+    return v.startswith(("/", "~", "\\")) or bool(re.match(r"^[A-Za-z]:[\\/]", v))
+
+
+def names_file(key: str, value: str) -> bool:
+    """An argument that names a file: a data extension, or a path-like key with a path-like value."""
+    v = value.strip()
+    if not v or "://" in v or "\n" in v or len(v) > 1024:
+        return False
+    if is_absolute(v) or v.startswith(("./", "../")):
+        return True
+    last = re.split(r"[.\[]", key)[-1]
+    return v.lower().endswith(DATA_EXT) or (bool(re.search(r"(path|file|dir)s?$", last, re.I)) and "/" in v)
+
+
+def shipped_as(names: list[str], value: str, module: str) -> str | None:
+    """The wheel member a package-relative ``value`` names (as the template's data_file looks it up)."""
+    rel = PurePosixPath(value.strip().lstrip("./"))
+    inside = PurePosixPath(*rel.parts[1:]) if rel.parts[:1] == ("data",) and len(rel.parts) > 1 else rel
+    wanted = {str(rel), f"{module}/{rel}", f"{module}/data/{inside}", f"{module}_data/{inside}", f"data/{inside}"}
+    for name in names:
+        if name in wanted:
+            return name
+    tail = f"/{inside}"
+    return next((n for n in names if n.endswith(tail) and ".dist-info/" not in n), None)
+
+
+def data_checks(src: Source, wheel: Wheel | None, folder: Path | None, target: str) -> list[Check]:
+    """Absolute paths fail (hosted; prime-rl: must exist there); relative ones pass exactly when the wheel ships them."""
+    checks = []
+    module = module_name(src.env_id)
+    for key, value in [p for k, v in src.args.items() for p in _strings(v, k)]:
+        if not names_file(key, value):
+            continue
+        named = f"{src.where} ({src.env_id}): {key} = {value!r}"
+        if is_absolute(value):
+            if target == "hosted":
+                checks.append(
+                    _check(
+                        "fail",
+                        f"{named} is an absolute path on this machine; the hosted run cannot read it",
+                        "ship the file in the package (environments/<env>/data/, listed in pyproject's "
+                        "[tool.hatch.build] include) and pass its name relative to data/, e.g. "
+                        f'{key}="{Path(value).name}"',
+                        id="rehearse-data",
+                    )
+                )
+            elif not Path(value).expanduser().exists():
+                checks.append(_check("fail", f"{named} names a path that does not exist", id="rehearse-data"))
+            else:
+                checks.append(
+                    _check(
+                        "warn",
+                        f"{named} is an absolute path: the machine that runs prime-rl must have it at that path",
+                        "ship the file in the package instead, so the run needs nothing outside the wheel",
+                        id="rehearse-data",
+                    )
+                )
+            continue
+        if wheel is None:
+            continue
+        member = shipped_as(wheel.names, value, module)
+        if member:
+            checks.append(_check("pass", f"{named}: shipped in the wheel as {member}", id="rehearse-data"))
+            continue
+        where = f"{folder.name}/data/{PurePosixPath(value).name}" if folder else f"data/{PurePosixPath(value).name}"
+        checks.append(
+            _check(
+                "fail",
+                f"{named} is not in the built wheel {wheel.path.name}: the run would not find it",
+                f"put the file at {where} and ship data/ in pyproject.toml: "
+                '[tool.hatch.build] include = [..., "data/**"] (the templates\' '
+                '[tool.hatch.build.targets.wheel.sources] "data" = '
+                f'"{module}_data" installs it beside the module), then re-run',
+                id="rehearse-data",
+            )
+        )
+    return checks
+
+
+def hub_dataset(args: dict) -> str | None:
+    """The Hub dataset the arguments name when no file argument is given."""
+    files = [k for k, v in args.items() if isinstance(v, str) and names_file(k, v)]
+    if files:
+        return None
+    for k, v in args.items():
+        if isinstance(v, str) and v and _HUB_KEY.match(k):
+            return v
+    return None
+
+
+# -- the whole rehearsal ------------------------------------------------------------------------------
+
+
+def rehearse(result, plain: dict, target: str, options: RehearseOptions) -> Rehearsal:
+    """Every source of the config: build, install, load, score; the checks go into ``result``."""
+    from vlab.hosted.rehearse_load import load_and_score
+
+    t0 = time.perf_counter()
+    outcome = Rehearsal()
+    sources = config_sources(plain)
+    uv = uv_command()
+    built: dict[str, tuple[Path | None, Wheel | None, Path | None, str | None]] = {}
+    with tempfile.TemporaryDirectory(prefix="vlab-rehearse-") as tmp:
+        for i, src in enumerate(sources):
+            record: dict = {"where": src.where, "env_id": src.env_id, "args": src.args}
+            outcome.tried.append(record)
+            if src.env_id not in built:
+                built[src.env_id] = _build_and_install(result, src, options, uv, Path(tmp) / str(i))
+            folder, wheel, python, reason = built[src.env_id]
+            record.update(
+                {
+                    "folder": str(folder) if folder else None,
+                    "wheel": wheel.path.name if wheel else None,
+                    "wheel_sha256": wheel.sha256 if wheel else None,
+                    "venv": str(python.parent.parent) if python else None,
+                    "cached": reason == "cached",
+                }
+            )
+            data = data_checks(src, wheel, folder, target)
+            result.checks.extend(data)
+            if python is None or any(c.status == "fail" for c in data):
+                record["loaded"] = False
+                continue
+            result.checks.extend(load_and_score(src, python, options, record))
+    outcome.seconds = time.perf_counter() - t0
+    result.data["rehearsal"] = outcome.to_dict()
+    return outcome
+
+
+def _build_and_install(result, src: Source, options: RehearseOptions, uv: str | None, tmp: Path):
+    """(folder, wheel, venv python, "cached"|"installed"|None); the checks of what failed go into ``result``."""
+    folder = find_folder(src.env_id, options)
+    if folder is None:
+        result.checks.append(
+            _check(
+                "warn",
+                f"{src.env_id}: no source folder found (looked for environments/{module_name(src.env_id)}/ with a "
+                "pyproject.toml under the current folder), so the run was not rehearsed",
+                "run from the folder that holds environments/, or skip the rehearsal knowingly with --no-rehearse",
+            )
+        )
+        return None, None, None, None
+    if uv is None:
+        result.checks.append(
+            _check(
+                "warn",
+                f"{src.env_id}: uv is not installed, so the run was not rehearsed (a throwaway venv needs it)",
+                "pip install uv, then re-run",
+            )
+        )
+        return folder, None, None, None
+    tmp.mkdir(parents=True)
+    try:
+        wheel = build_wheel(folder, tmp, uv, options.online)
+    except ToolError as err:
+        if options.online:
+            result.checks.append(
+                _check(
+                    "fail", f"{src.env_id}: {err.message}", "fix pyproject.toml so `uv build --wheel` succeeds there"
+                )
+            )
+        else:  # offline, uv's cache may just lack the build backend: nothing is known
+            result.checks.append(
+                _check(
+                    "warn",
+                    f"{src.env_id}: building the wheel offline failed, so the run was not rehearsed: {err.message}",
+                    "re-run without --offline (the build backend comes from the package index), or fix pyproject.toml",
+                    id="rehearse-build",
+                )
+            )
+        return folder, None, None, None
+    result.checks.append(
+        _check(
+            "pass",
+            f"{src.env_id}: built {wheel.path.name} from {folder} as `prime env push` does "
+            f"({len(wheel.names)} files, Requires-Dist: {', '.join(wheel.requires) or 'none'})",
+            id="rehearse-build",
+        )
+    )
+    try:
+        python, cached = install(wheel, uv, options.online)
+    except ToolError as err:
+        status = "fail" if options.online else "warn"
+        result.checks.append(
+            _check(
+                status,
+                f"{src.env_id}: installing the wheel with {VERIFIERS} into a fresh venv failed"
+                + ("" if options.online else " offline (uv's cache lacks a package), so the run was not rehearsed")
+                + f": {err.message}",
+                "declare dependencies the index can resolve next to " + VERIFIERS
+                if options.online
+                else "re-run with network access once (it fills uv's cache)",
+                id="rehearse-install",
+            )
+        )
+        return folder, wheel, None, None
+    result.checks.append(
+        _check(
+            "pass",
+            f"{src.env_id}: {'reused the cached venv' if cached else 'installed the wheel and its Requires-Dist'} "
+            f"with {VERIFIERS} ({python.parent.parent})",
+            id="rehearse-install",
+        )
+    )
+    return folder, wheel, python, "cached" if cached else "installed"
+
+
+def local_finder(env_id: str, online: bool, timeout: float):
+    """The gate's generation finder: the Hub or an installed module first, then the local source folder."""
+    from vlab.env.generation import detect
+
+    found = detect(env_id, online=online, timeout=timeout)
+    folder = None if found.known else find_folder(env_id, RehearseOptions())
+    if folder is None:
+        return found
+    local = detect(str(folder), online=False, timeout=timeout)
+    if local.known:
+        local.evidence.insert(0, f"read from its source folder {folder}")
+        return local
+    return found
+
+
+def rehearse_config(
+    result,
+    plain: dict,
+    target: str,
+    outcome,
+    *,
+    rows: int,
+    online: bool,
+    rehearsing: bool,
+    specs: dict[str, str] | None = None,
+) -> None:
+    """The rehearsal of every v1 source (``hosted.rehearse``), or the check that says it was skipped."""
+    if not rehearsing:
+        result.skip(
+            "rehearse",
+            "not rehearsed (--no-rehearse): no wheel was built, installed or loaded, so nothing says the run will start",
+            "drop --no-rehearse to build, install and load each environment as the run will",
+        )
+        result.data["rehearsal"] = None
+        return
+    if outcome.legacy_ids:  # classic sources on a v0.8.0 checkout: verifiers 0.4.0 cannot load them
+        import tomllib
+
+        import tomlkit
+
+        from vlab.hosted.gate import to_legacy
+
+        plain = tomllib.loads(tomlkit.dumps(plain))
+        to_legacy(plain, outcome.legacy_ids)
+    rehearse(result, plain, target, RehearseOptions(rows=rows, online=online, specs=tuple((specs or {}).items())))

@@ -1,0 +1,235 @@
+"""The rehearsal's load and score step (see ``vlab.hosted.rehearse``): the taskset loaded by its
+installed module in a worker of the throwaway venv (``vlab.env.remote``), from an empty folder, with
+the config's exact arguments; the gold of the first N rows scored through the installed rewards.
+Each load failure becomes the check that names its fix."""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from pathlib import Path
+
+from vlab.core.result import Check, ToolError
+from vlab.hosted.rehearse import (
+    _DATASET_KEY,
+    EPS,
+    SCORE_TIMEOUT,
+    RehearseOptions,
+    Source,
+    _check,
+    hub_dataset,
+    module_name,
+)
+
+# Modules whose distribution has another name (the fix names the distribution to declare).
+DISTRIBUTIONS = {
+    "yaml": "pyyaml",
+    "sklearn": "scikit-learn",
+    "PIL": "pillow",
+    "cv2": "opencv-python",
+    "bs4": "beautifulsoup4",
+    "dateutil": "python-dateutil",
+    "Levenshtein": "levenshtein",
+}
+
+
+def dependency_for(module: str) -> str:
+    """The distribution that provides ``module``: as this machine knows it, else the usual name."""
+    import importlib.metadata as md
+
+    top = module.split(".")[0]
+    try:
+        dists = md.packages_distributions().get(top) or []
+    except Exception:  # noqa: BLE001 - another package's broken metadata
+        dists = []
+    return dists[0] if dists else DISTRIBUTIONS.get(top, top)
+
+
+# -- 3. load and 4. score, in the throwaway venv ------------------------------------------------------
+
+
+def _load_failure(src: Source, err: ToolError, names_data: bool, online: bool) -> Check:
+    """One load error as the check that names its fix."""
+    from vlab.core.result import ExternalError
+
+    msg = err.message
+    named = f"{src.where} ({src.env_id})"
+    missing = re.search(r"needs the package '([^']+)'", msg) or re.search(r"No module named '([^'.]+)", msg)
+    if missing:
+        mod = missing.group(1)
+        dep = dependency_for(mod)
+        return _check(
+            "fail",
+            f"{named}: the installed package imports {mod!r}, which its pyproject.toml does not declare "
+            "(the run installs only the wheel's Requires-Dist)",
+            f'add "{dep}" to [project] dependencies in pyproject.toml, then re-run',
+            id="rehearse-import",
+        )
+    if isinstance(err, ExternalError):
+        return _check(
+            "warn",
+            f"{named}: loading needs the network and could not reach it, so the load was not tried to the end: {msg[:300]}",
+            "re-run with network access (the hosted run reads the Hub itself), or ship the data in the package",
+            id="rehearse-load",
+        )
+    if not names_data:
+        return _check(
+            "fail",
+            f"{named}: no dataset argument, and the taskset has no default: loading with {src.args or 'no arguments'} "
+            f"fails: {msg[:300]}",
+            'name the data in the config: dataset_path = "train.jsonl" (a file in the package\'s data/ folder, '
+            'shipped in the wheel) or dataset_name = "OWNER/DATASET" (a Hub dataset), e.g. '
+            "--env-arg dataset_path='\"train.jsonl\"'",
+            id="rehearse-dataset",
+        )
+    return _check(
+        "fail",
+        f"{named}: the installed package fails to load with the config's arguments: {msg[:400]}",
+        (err.hint or "fix the environment's loading code") + " (the load ran from an empty folder, as on the runner)",
+        id="rehearse-load",
+    )
+
+
+def _gold_templates(hints) -> list[str]:
+    from vlab.reward import probes as rp
+
+    out = [t for _, t in rp.gold_templates(hints, None)]
+    for t in ("\\boxed{{answer}}", "{answer}", "<answer>{answer}</answer>", "Answer: {answer}"):
+        if t not in out:
+            out.append(t)
+    return out
+
+
+def score_gold(env, rows: list, timeout: float) -> dict:
+    """The best score the gold earns on each row over the environment's formats: {index: (gold, best)}."""
+    from vlab.reward import probes as rp
+    from vlab.reward.dataset import reach_probes
+    from vlab.reward.kinds import row_kind
+
+    templates = _gold_templates(env.format_hints())
+    items, owners, golds = [], [], {}
+    for row in rows:
+        gold = rp.gold_value(row.answer)
+        if gold is None:
+            continue
+        golds[row.index] = gold
+        kind = row_kind(row, gold)
+        for template in templates:
+            for probe in reach_probes(row, gold, kind, template):
+                items.append((row, probe.text))
+                owners.append(row.index)
+    best: dict[int, float | None] = dict.fromkeys(golds)
+    for index, score in zip(owners, env.score_sync(items, timeout, 16) if items else []):
+        v = score.total
+        if isinstance(v, (int, float)) and v == v and (best[index] is None or v > best[index]):
+            best[index] = float(v)
+    return {i: (golds[i], best[i]) for i in golds}
+
+
+def gold_check(src: Source, scored: dict, n_rows: int, rewards: list[str], full: float | None = None) -> Check:
+    """``full``: the sum of the positive reward weights (every reward at 1.0), when known."""
+    named = f"{src.where} ({src.env_id})"
+    if not scored:
+        return _check(
+            "warn",
+            f"{named}: none of the first {n_rows} rows has a gold answer, so no reward was scored",
+            "check the answer column (ANSWER_COLUMN) names the dataset's reference answers",
+            id="rehearse-gold",
+        )
+    values = [b for _, b in scored.values() if b is not None]
+    top = max(values) if values else None
+    what = ", ".join(rewards) or "its rewards"
+    if top is None or top <= EPS:
+        return _check(
+            "fail",
+            f"{named}: the gold answer earns no reward through the installed package ({what}) on any of "
+            f"{len(scored)} rows",
+            "test the package as installed (test_reward on the folder): the reward or the answer column is wrong",
+            id="rehearse-gold",
+        )
+    low = [(i, g, b) for i, (g, b) in scored.items() if b is None or b < top - EPS]
+    if low:
+        shown = "; ".join(f"row {i} gold {g!r} (best {b if b is None else round(b, 4)})" for i, g, b in low[:5])
+        return _check(
+            "fail",
+            f"{named}: the gold answer does not earn the top reward ({top:.4g}) on {len(low)} of {len(scored)} rows "
+            f"through the installed package: {shown}",
+            "look at those rows' answers: written in a form the reward never accepts, or wrong",
+            id="rehearse-gold",
+        )
+    if full is not None and top < full - EPS:  # e.g. a correctness reward that never fires beside a format one
+        return _check(
+            "warn",
+            f"{named}: the gold answer earns {top:.4g} on all {len(scored)} rows through the installed package, "
+            f"below {full:.4g}, every reward at 1.0 ({what})",
+            "check which reward the gold misses (test_reward on the folder shows each one); fine if that reward "
+            "is not about correctness or never reaches 1.0",
+            id="rehearse-gold",
+        )
+    return _check(
+        "pass",
+        f"{named}: the gold answer earns the top reward ({top:.4g}) on all {len(scored)} rows scored through "
+        f"the installed package's rewards ({what})",
+        id="rehearse-gold",
+    )
+
+
+def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dict) -> list[Check]:
+    from vlab.env.remote import _SCRIPTS, RemoteEnvironment
+
+    module = module_name(src.env_id)
+    named = f"{src.where} ({src.env_id})"
+    hub = hub_dataset(src.args)
+    if hub and not options.online:
+        out["loaded"] = False
+        return [
+            _check(
+                "warn",
+                f"{named}: reads the Hub dataset {hub!r}; offline, the load was not tried (nothing is known about "
+                "whether the run can load it)",
+                "re-run without --offline to rehearse the load, or ship the data in the package",
+                id="rehearse-load",
+            )
+        ]
+    environ = {
+        "PYTHONPATH": _SCRIPTS,  # the pack's worker only: nothing of the user's project
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "",  # the cached venv keeps its bytecode: a second load starts fast
+        "VIRTUAL_ENV": str(python.parent.parent),
+    }
+    if not options.online:
+        environ.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
+    names_data = any(_DATASET_KEY.search(k) for k in src.args)
+    with tempfile.TemporaryDirectory(prefix="vlab-rehearse-cwd-") as empty:
+        try:
+            env = RemoteEnvironment(
+                module, src.args, options.load_timeout, python=str(python), cwd=empty, environ=environ
+            )
+        except ToolError as err:
+            out["loaded"] = False
+            return [_load_failure(src, err, names_data, options.online)]
+        try:
+            n = env.num_rows()
+            out.update({"loaded": True, "rows": n, "verifiers": env.verifiers_version})
+            if n == 0:
+                return [_check("fail", f"{named}: the taskset loaded no rows", id="rehearse-load")]
+            checks = [
+                _check(
+                    "pass",
+                    f"{named}: loaded {n} rows from the installed package ({module}, verifiers "
+                    f"{env.verifiers_version}) in an empty folder with {json.dumps(src.args)}",
+                    id="rehearse-load",
+                )
+            ]
+            rows = env.rows(options.rows)
+            scored = score_gold(env, rows, SCORE_TIMEOUT)
+            out["gold"] = {str(i): b for i, (_, b) in scored.items()}
+            weights = [f.weight for f in env.reward_functions if not f.is_group]
+            full = sum(w for w in weights if w > 0) if weights else None
+            checks.append(gold_check(src, scored, len(rows), [f.name for f in env.reward_functions], full))
+            return checks
+        except ToolError as err:
+            return [_check("fail", f"{named}: scoring in the installed package failed: {err.message}", err.hint)]
+        finally:
+            env.close()
