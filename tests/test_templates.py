@@ -25,7 +25,7 @@ CLASSIC = [
     "classic-code",
 ]
 V1 = ["v1-numeric", "v1-multiple-choice", "v1-classification", "v1-multiturn-tool", "v1-code"]
-# Scored by an LLM judge: tests/test_judge_templates.py scores them against the loopback stub judge.
+# Scored by an LLM judge: tests/test_judge.py scores them against the loopback stub judge.
 JUDGE = ["classic-judge", "v1-judge"]
 
 # Rows in each template's default column layout, written into tmp_path by the tests.
