@@ -7,6 +7,7 @@ import io
 import json
 import os
 import tempfile
+import zlib
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,9 +32,83 @@ def plain_suffix(path: str | os.PathLike) -> str:
     return Path(p.stem).suffix.lower() if p.suffix.lower() == ".gz" else p.suffix.lower()
 
 
+def _gzip_damage(path: str | os.PathLike, err: BaseException) -> UsageError:
+    """A cut or corrupt gzip file is unreadable input (exit 2) that says where the file ends."""
+    size = Path(path).stat().st_size
+    if isinstance(err, EOFError):
+        what = f"{Path(path).name} ends at byte {size} in the middle of its gzip data: the file is cut short"
+    else:
+        what = f"{Path(path).name} is not readable gzip data ({err}; the file has {size} bytes)"
+    return UsageError(
+        what, hint="download or copy it again (a truncated transfer), or decompress what is left with zcat"
+    )
+
+
+class _CheckedGzip(gzip.GzipFile):
+    """gzip.GzipFile whose reads turn a cut or corrupt stream into one clear UsageError naming the file."""
+
+    def _guard(self, call, *args):
+        try:
+            return call(*args)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+            raise _gzip_damage(self.name, err) from None
+
+    def read(self, size=-1):
+        return self._guard(super().read, size)
+
+    def read1(self, size=-1):
+        return self._guard(super().read1, size)
+
+    def peek(self, n):
+        return self._guard(super().peek, n)
+
+    def readline(self, size=-1):
+        return self._guard(super().readline, size)
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        return self._guard(super().seek, offset, whence)
+
+
 def open_binary(path: str | os.PathLike) -> IO[bytes]:
-    """Open for reading bytes; a gzip file (.gz, or any file with gzip's magic) is decompressed as it is read."""
-    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")  # noqa: SIM115 - the caller closes it
+    """Open for reading bytes; a gzip file (.gz, or any file with gzip's magic) is decompressed as it is read
+    (a cut or corrupt one raises UsageError naming the file and where it ends)."""
+    return _CheckedGzip(path, "rb") if is_gzip(path) else open(path, "rb")  # noqa: SIM115 - the caller closes it
+
+
+def damage(path: str | os.PathLike) -> UsageError | None:
+    """Why a local data file cannot be read to its end (a cut gzip stream, a JSON array or object that
+    is never closed), or None. Reads the whole of a gzip file (bounded memory); only the tail of the rest."""
+    p = Path(path)
+    try:
+        if not p.is_file():
+            return None
+        tail = b""
+        size = 0
+        if is_gzip(p):
+            with _CheckedGzip(p, "rb") as f:
+                while chunk := f.read(1 << 20):
+                    tail = (tail + chunk)[-64:]
+                    size += len(chunk)
+        else:
+            size = p.stat().st_size
+            with open(p, "rb") as f:
+                f.seek(max(0, size - 64))
+                tail = f.read()
+        with open_binary(p) as f:
+            head = f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    except UsageError as err:
+        return err
+    except OSError:
+        return None
+    end = tail.rstrip(b" \t\r\n")[-1:]
+    if plain_suffix(p) == ".json" and head in (b"[", b"{") and end != {b"[": b"]", b"{": b"}"}[head]:
+        kind = "array" if head == b"[" else "object"
+        return UsageError(
+            f"{p.name} ends at byte {size}{' (decompressed)' if is_gzip(p) else ''} before its JSON {kind} is closed "
+            f"(last bytes {tail[-20:]!r}): the file is cut short",
+            hint="download or write it again; a truncated JSON file cannot be read past the cut",
+        )
+    return None
 
 
 def open_text(path: str | os.PathLike, encoding: str = "utf-8", newline: str | None = None) -> IO[str]:

@@ -249,7 +249,7 @@ def iter_classic_batches(
                 rows = decoder.decode_lines(buf)
                 if len(rows) == n_lines:  # no blank line: row i is line first + i
                     batch = _fast_batch(rows, lines, first, names, want_prompt)
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):  # row by row below
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):  # row by row
                 batch = None
             if batch is not None:
                 yield batch

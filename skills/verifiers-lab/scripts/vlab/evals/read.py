@@ -194,7 +194,7 @@ def classic_rows(source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: 
         if decode is not None:
             try:
                 row = decode(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
                 row = None
         if row is None:
             try:
@@ -304,7 +304,7 @@ def _iter_v1(source: EvalSource, stats: ReadStats) -> Iterator[EvalRow]:
         if decode is not None:
             try:
                 episode = decode(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
                 episode = None
         if episode is None:
             try:
