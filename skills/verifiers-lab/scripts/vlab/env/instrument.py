@@ -30,6 +30,12 @@ class RewardTimeout(Exception):
 
 
 _OWN_FILE = str(Path(__file__).resolve())
+BEACON_BYTES = 4096
+
+
+def read_beacon(data: bytes) -> list[str]:
+    """The names of the functions that were running, from a beacon page (see ``Calls``)."""
+    return [n for n in data.split(b"\0", 1)[0].decode("utf-8", "replace").split("\n") if n]
 
 
 def describe_error(err: BaseException) -> FunctionError:
@@ -47,6 +53,27 @@ class Calls:
         self.by_ctx: dict[int, dict[str, Any]] = {}
         self.hung: set[str] = set()
         self.timeout: float = 10.0
+        # The functions running now, also written to ``beacon`` (a shared memory page the worker's
+        # parent reads when it has to kill or bury the worker: the report names the function).
+        self.running: dict[str, int] = {}
+        self.beacon: Any = None
+
+    def enter(self, name: str) -> None:
+        self.running[name] = self.running.get(name, 0) + 1
+        self._show()
+
+    def leave(self, name: str) -> None:
+        left = self.running.get(name, 0) - 1
+        if left > 0:
+            self.running[name] = left
+        else:
+            self.running.pop(name, None)
+        self._show()
+
+    def _show(self) -> None:
+        if self.beacon is not None:
+            data = "\n".join(self.running).encode("utf-8", "replace")[: BEACON_BYTES - 1]
+            self.beacon[: len(data) + 1] = data + b"\0"
 
     def open(self, ctx: Any) -> None:
         self.by_ctx[id(ctx)] = {"errors": {}, "seconds": {}, "values": {}, "timed_out": []}
@@ -123,6 +150,18 @@ def instrument(func: Callable, calls: Calls, ctx_param: str, group: bool) -> Cal
 
     @functools.wraps(func)
     async def wrapper(*args, **kwargs):
+        calls.enter(name)
+        try:
+            value = await run(*args, **kwargs)
+        except SystemExit:
+            raise  # the process is ending: the beacon keeps the name for the parent's report
+        except BaseException:
+            calls.leave(name)
+            raise
+        calls.leave(name)
+        return value
+
+    async def run(*args, **kwargs):
         ctx = kwargs.get(ctx_param)
         if not has_ctx and not takes_kwargs:
             kwargs.pop(ctx_param, None)

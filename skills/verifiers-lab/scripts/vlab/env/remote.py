@@ -4,8 +4,11 @@ The parent keeps stdout and the exit code. The worker's stdout and stderr go to 
 file, read back masked and truncated (``user_output``). A worker that exits (sys.exit,
 os._exit, atexit), is killed, crashes or stops answering becomes an ``incident`` and a
 failed score with its reason, never a silent pass. Wall-clock limits are enforced here:
-when no answer comes within the allowance, the worker is killed and a fresh one goes on
-with the rows not yet scored (at most ``MAX_RESTARTS`` times, then the rest is skipped).
+when no answer comes within the allowance, the worker is killed. A worker is never restarted
+(``MAX_RESTARTS``): the function that hung or exited would hang or exit again, and each restart
+reloads the environment, so the rows not yet scored fail at once with the first incident, which
+names the reward functions that were running (the worker shares them on a beacon page) and
+costs close to its bound: one load plus one allowance.
 Rows are sent in one message per scoring call and scores come back one message per group,
 so the per-call cost stays small.
 """
@@ -27,11 +30,12 @@ from typing import Any
 from vlab.core import secrets
 from vlab.core.result import ExternalError, PrerequisiteError, ToolError, UsageError
 from vlab.env.base import Environment
+from vlab.env.instrument import BEACON_BYTES, read_beacon
 from vlab.env.messages import call_generate
 from vlab.env.types import FormatHints, FunctionError, Generate, RolloutResult, Row, Score
 
 GRACE = 5.0  # seconds added to each wall-clock allowance (process and pipe overhead)
-MAX_RESTARTS = 2
+MAX_RESTARTS = 0  # reloading the environment to call the same function again only multiplied the cost
 # The load time limit (test_reward --load-timeout; local_train uses this default): loading may
 # download a dataset, so it is generous; an import or load_environment that blocks forever is
 # stopped at this limit and reported as worker_timeout (exit 1), never waited on.
@@ -111,10 +115,12 @@ class RemoteEnvironment(Environment):
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         self._capture = Path(self._dir.name) / f"output{len(self._output)}.txt"
+        self._beacon = Path(self._dir.name) / f"beacon{len(self._output)}"
+        self._beacon.write_bytes(b"\0" * BEACON_BYTES)
         env = {**os.environ, "PYTHONPATH": _SCRIPTS + os.pathsep + os.environ.get("PYTHONPATH", "")}
         with open(self._capture, "wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "vlab.env.worker", str(to_child_r), str(from_child_w)],
+                [sys.executable, "-m", "vlab.env.worker", str(to_child_r), str(from_child_w), str(self._beacon)],
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -147,9 +153,13 @@ class RemoteEnvironment(Environment):
             self._kill("crash", f"sent an unreadable message ({type(err).__name__})")
         code = proc.wait()
         kind, reason = self._killed or self._reason(code)
+        try:
+            running = read_beacon(self._beacon.read_bytes())
+        except OSError:
+            running = []
         self._finish_output()
         for handler in list(self._handlers.values()):
-            handler(("dead", None, kind, reason))
+            handler(("dead", None, kind, reason, running))
 
     @staticmethod
     def _reason(code: int) -> tuple[str, str]:
@@ -225,7 +235,8 @@ class RemoteEnvironment(Environment):
     def _alive(self, during: str) -> None:
         if self.proc is None or self.proc.poll() is not None:
             if len(self.incidents) > MAX_RESTARTS:
-                raise ToolError(f"the environment's process ended {len(self.incidents)} times; not restarting it")
+                first = self.incidents[0]
+                raise ToolError(f"not run: the environment's process stopped earlier ({first['reason']})")
             self._start(during)
 
     def _request_sync(self, msg: tuple, limit: float, during: str) -> Any:
@@ -251,8 +262,10 @@ class RemoteEnvironment(Environment):
         if reply[0] == "error":
             _, _, kind, message, hint, code = reply
             raise _ERRORS.get(kind, ToolError)(message, hint=hint, exit_code=code)
-        _, _, kind, reason = reply
-        self.incidents.append({"kind": kind, "reason": reason, "during": during})
+        _, _, kind, reason, *running = reply
+        self.incidents.append(
+            {"kind": kind, "reason": reason, "during": during, "functions": running[0] if running else []}
+        )
         raise ToolError(f"{reason} while {during}", hint="a reward or loader must return, not exit or crash")
 
     # -- the interface ------------------------------------------------------------------
@@ -270,12 +283,12 @@ class RemoteEnvironment(Environment):
     async def score_group(self, row: Row, completions: list[Any]) -> list[Score]:
         return await self.score([(row, c) for c in completions])
 
-    def _failed(self, kind: str, reason: str) -> Score:
+    def _failed(self, kind: str, reason: str, running: list[str] | None = None) -> Score:
         names = [f.name for f in self.reward_functions]
         return Score(
             total=None,
             per_function=dict.fromkeys(names),
-            timed_out=names if kind == "timeout" else [],
+            timed_out=(running or names) if kind == "timeout" else [],
             scoring_error=FunctionError(f"Worker{kind.capitalize()}", reason, ""),
         )
 
@@ -294,10 +307,11 @@ class RemoteEnvironment(Environment):
         while pending:
             try:
                 self._alive("scoring")
-            except ToolError as err:
+            except ToolError as err:  # stopped earlier: its functions are not called again
+                first = self.incidents[0] if self.incidents else {"kind": "exit"}
                 for gi in pending:
                     for i in groups[gi][1]:
-                        out[i] = self._failed("exit", err.message)
+                        out[i] = self._failed(first["kind"], err.message, first.get("functions"))
                 break
             rid = self._rid()
             box: asyncio.Queue = asyncio.Queue()
@@ -345,12 +359,12 @@ class RemoteEnvironment(Environment):
                 return []
             else:  # dead
                 kind, reason = msg[2], msg[3]
-                self.incidents.append({"kind": kind, "reason": reason, "during": "scoring"})
+                self.incidents.append({"kind": kind, "reason": reason, "during": "scoring", "functions": msg[4]})
                 undone = [gi for gi in pending if out[groups[gi][1][0]] is None]
                 blamed = [gi for gi in started if gi in undone] or undone[:1]
                 for gi in blamed:
                     for i in groups[gi][1]:
-                        out[i] = self._failed(kind, reason)
+                        out[i] = self._failed(kind, reason, msg[4])
                 return [gi for gi in undone if gi not in blamed]
 
     # rollouts: the worker calls back for every model turn
@@ -388,8 +402,10 @@ class RemoteEnvironment(Environment):
                     self._kill("timeout", f"the environment did not answer within {allowance:g} s; stopped")
                     msg = await box.get()
                 if msg[0] == "dead":
-                    self.incidents.append({"kind": msg[2], "reason": msg[3], "during": "a rollout"})
-                    score = self._failed(msg[2], msg[3])
+                    self.incidents.append(
+                        {"kind": msg[2], "reason": msg[3], "during": "a rollout", "functions": msg[4]}
+                    )
+                    score = self._failed(msg[2], msg[3], msg[4])
                     return [RolloutResult([], row.prompt, score, [], None, msg[3]) for _ in range(n)]
                 return self._value(msg, "running a rollout")
         finally:

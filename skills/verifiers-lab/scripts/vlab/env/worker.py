@@ -1,6 +1,6 @@
 """The child process that runs the user's environment code (loading, scoring, rollouts).
 
-Started by ``vlab.env.remote`` as ``python -m vlab.env.worker READ_FD WRITE_FD`` with its
+Started by ``vlab.env.remote`` as ``python -m vlab.env.worker READ_FD WRITE_FD [BEACON]`` with its
 stdout and stderr sent to a capture file, so nothing the user's code prints reaches the
 parent's stdout. It talks to the parent over two pipes with pickled tuples:
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import mmap
 import os
 import signal
 import sys
@@ -28,10 +29,12 @@ import traceback
 from multiprocessing.connection import Connection
 
 from vlab.core.result import ToolError
+from vlab.env.instrument import BEACON_BYTES
 
 
 class Worker:
-    def __init__(self, inbox: Connection, outbox: Connection) -> None:
+    def __init__(self, inbox: Connection, outbox: Connection, beacon: str | None = None) -> None:
+        self.beacon = beacon
         self.inbox = inbox
         self.outbox = outbox
         self.env = None
@@ -76,6 +79,7 @@ class Worker:
                 from vlab.env.locate import load_env
 
                 self.env = load_env(msg[2], msg[3])
+                self.show_running()
                 value = self.metadata()
             elif op == "rows":
                 value = self.env.rows(msg[2], start=msg[3])
@@ -95,6 +99,17 @@ class Worker:
             self.send("error", rid, "Exception", f"{type(err).__name__}: {err}", tb[-1500:], 1)
             return
         self.send("ok", rid, value)
+
+    def show_running(self) -> None:
+        """Share the names of the running reward functions with the parent (a page of the beacon file),
+        so a hang or an exit it has to report names the function."""
+        if not self.beacon:
+            return
+        try:
+            with open(self.beacon, "r+b") as f:
+                self.env.calls.beacon = mmap.mmap(f.fileno(), BEACON_BYTES)
+        except (OSError, ValueError):
+            pass
 
     def metadata(self) -> dict:
         env = self.env
@@ -176,10 +191,20 @@ def end_process_group() -> None:
 
 def main() -> None:
     inbox, outbox = Connection(int(sys.argv[1])), Connection(int(sys.argv[2]))
-    Worker(inbox, outbox).run()
-    sys.stdout.flush()
+    code = 0
+    try:
+        Worker(inbox, outbox, sys.argv[3] if len(sys.argv) > 3 else None).run()
+    except SystemExit as err:  # the user's code called sys.exit: end now, as the parent expects
+        code = err.code if isinstance(err.code, int) else 1
+    # os._exit, not the interpreter's shutdown: with torch and datasets loaded it took seconds,
+    # and the parent hears of the exit only when the process is gone.
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
     end_process_group()
-    os._exit(0)
+    os._exit(code)
 
 
 if __name__ == "__main__":
