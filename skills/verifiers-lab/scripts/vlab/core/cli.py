@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from vlab.core import invocation
 from vlab.core.console import Renderer, log, render_human
 from vlab.core.guard import missing_dependency
-from vlab.core.result import EXIT_FAIL, Result, ToolError, UsageError
+from vlab.core.result import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_TERMINATED, Result, Terminated, ToolError, UsageError
 from vlab.core.secrets import redact, scrub
 
 EXIT_CODES_HELP = """\
@@ -31,7 +31,7 @@ exit codes:
   2    usage error or bad input (missing, unreadable or malformed file, bad argument)
   3    a prerequisite is missing (package, CLI, login, GPU)
   4    an external service failed (network, hub, API, timeout)
-  130  interrupted
+  130  interrupted (Ctrl-C); 143: terminated (SIGTERM)
 """
 
 
@@ -143,9 +143,10 @@ def run(
         result.error = err
     except ModuleNotFoundError as err:  # a dependency imported inside the tool: exit 3 and its install command
         result.error = missing_dependency(err)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM (Terminated): the partial result, exit 130 / 143
         result.interrupted = True
-        print(f"{tool}: interrupted", file=sys.stderr, flush=True)
+        result.terminated = isinstance(err, Terminated)
+        print(f"{tool}: {'terminated (SIGTERM)' if result.terminated else 'interrupted'}", file=sys.stderr, flush=True)
     except SystemExit:  # --help / --version: argparse already printed
         raise
     except (PermissionError, IsADirectoryError, UnicodeDecodeError, RecursionError) as err:
@@ -217,6 +218,6 @@ def main_guard(fn: Callable[[], int]) -> None:
     """Entry-point wrapper: exit with the tool's code."""
     try:
         code = fn()
-    except KeyboardInterrupt:
-        code = 130
+    except KeyboardInterrupt as err:
+        code = EXIT_TERMINATED if isinstance(err, Terminated) else EXIT_INTERRUPTED
     sys.exit(code)
