@@ -43,7 +43,21 @@ def describe_error(err: BaseException) -> FunctionError:
     # Drop our own wrapper frames: the user wants their function's lines.
     frames = [f for f in frames if str(Path(f.filename).resolve()) != _OWN_FILE] or frames
     tb = "".join(traceback.format_list(frames[-3:])).rstrip()
-    return FunctionError(type(err).__name__, str(err)[:500], tb)
+    message = str(err)[:500]
+    if isinstance(err, MemoryError):
+        message = f"out of memory: over the worker's memory limit ({memory_limit()}) {message}".rstrip()
+    return FunctionError(type(err).__name__, message, tb)
+
+
+def memory_limit() -> str:
+    """The data-size limit of this process, as the worker set it (``vlab.env.worker.limit_memory``)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_DATA)[0]
+    except (ImportError, ValueError, OSError):
+        return "no limit set"
+    return "no limit set" if soft == resource.RLIM_INFINITY else f"{soft >> 20} MiB, VLAB_WORKER_MEMORY_MB"
 
 
 class Calls:

@@ -33,6 +33,7 @@ from vlab.env.base import Environment
 from vlab.env.instrument import BEACON_BYTES, read_beacon
 from vlab.env.messages import call_generate
 from vlab.env.types import FormatHints, FunctionError, Generate, RolloutResult, Row, Score
+from vlab.env.worker import kill_tree
 
 GRACE = 5.0  # seconds added to each wall-clock allowance (process and pipe overhead)
 MAX_RESTARTS = 0  # reloading the environment to call the same function again only multiplied the cost
@@ -41,6 +42,23 @@ MAX_RESTARTS = 0  # reloading the environment to call the same function again on
 # stopped at this limit and reported as worker_timeout (exit 1), never waited on.
 LOAD_LIMIT = 900.0
 EXCERPT = 2000  # characters of the user's output kept (head and tail)
+
+
+def memory_limit_mib() -> int:
+    """The worker's memory cap (``VLAB_WORKER_MEMORY_MB``, default half the machine's memory): a reward
+    that allocates without bound fails with MemoryError there, and the machine never swaps to death."""
+    try:
+        given = int(os.environ.get("VLAB_WORKER_MEMORY_MB", "-1"))
+    except ValueError:
+        given = -1
+    if given >= 0:  # 0: no limit (a reward that runs a model on the GPU may need its address space)
+        return given
+    try:
+        return max(1024, (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) >> 21)
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
 _ERRORS = {"UsageError": UsageError, "PrerequisiteError": PrerequisiteError, "ExternalError": ExternalError}
 _SCRIPTS = str(Path(__file__).resolve().parents[2])
 
@@ -118,6 +136,7 @@ class RemoteEnvironment(Environment):
         self._beacon = Path(self._dir.name) / f"beacon{len(self._output)}"
         self._beacon.write_bytes(b"\0" * BEACON_BYTES)
         env = {**os.environ, "PYTHONPATH": _SCRIPTS + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        env["VLAB_WORKER_MEMORY_MB"] = str(memory_limit_mib())
         with open(self._capture, "wb") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "vlab.env.worker", str(to_child_r), str(from_child_w), str(self._beacon)],
@@ -168,13 +187,19 @@ class RemoteEnvironment(Environment):
                 name = signal.Signals(-code).name
             except ValueError:
                 name = str(-code)
-            return "crash", f"the environment's process was killed by {name}"
+            why = f"the environment's process was killed by {name}"
+            if name in ("SIGKILL", "SIGABRT", "SIGSEGV", "SIGBUS"):
+                why += (
+                    f" (if it ran out of memory: the worker's limit is {memory_limit_mib()} MiB, VLAB_WORKER_MEMORY_MB)"
+                )
+            return "crash", why
         return "exit", f"the environment's code ended the process (exit code {code}: sys.exit, os._exit or atexit)"
 
     def _kill(self, kind: str, reason: str) -> None:
         if self._killed is None:
             self._killed = (kind, reason)
         if self.proc is not None and self.proc.poll() is None:
+            kill_tree(self.proc.pid)  # the worker is their subreaper: all of them are still below it
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except OSError:

@@ -168,13 +168,62 @@ class Worker:
         self.loop.run_forever()
 
 
+def become_subreaper() -> None:
+    """Orphaned descendants (a double-forked daemon, a process that calls setsid) are re-parented to
+    this worker instead of init, so ``descendants`` still finds them when the worker ends (Linux)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def descendants(root: int) -> list[int]:
+    """Every live process below ``root`` (by parent links in /proc), children first."""
+    parents: dict[int, int] = {}
+    try:
+        names = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return []
+    for name in names:
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                parents[int(name)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found: list[int] = []
+    frontier = [root]
+    while frontier:
+        below = [pid for pid, ppid in parents.items() if ppid in frontier and pid not in found]
+        found += below
+        frontier = below
+    return found
+
+
+def kill_tree(root: int) -> None:
+    """SIGKILL every descendant of ``root`` (stopped first, so none forks a replacement while we go)."""
+    for _ in range(3):  # a process forking in a loop: what it forked in between is caught next round
+        pids = descendants(root)
+        if not pids:
+            return
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    continue
+
+
 def end_process_group() -> None:
     """Kill the processes the user's code started in this worker's session (the parent starts the
-    worker as a session leader). os._exit skips atexit, so a forked pool (verifiers 0.3's MathRubric
+    worker as a session leader), and every descendant that left it (setsid, a double-forked daemon:
+    the worker is their subreaper). os._exit skips atexit, so a forked pool (verifiers 0.3's MathRubric
     keeps a ProcessPoolExecutor) would otherwise wait forever on a pipe it holds both ends of."""
     me = os.getpid()
     if os.getpgrp() != me:
         return  # not started by vlab.env.remote: its group is not ours to end
+    kill_tree(me)
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
@@ -189,7 +238,27 @@ def end_process_group() -> None:
             continue
 
 
+def limit_memory() -> None:
+    """Cap the data this process and what it starts may map (RLIMIT_DATA: heap and anonymous memory),
+    so a reward that allocates without bound gets a MemoryError (reported naming the limit) instead of
+    swapping the machine to death. The parent passes the limit in VLAB_WORKER_MEMORY_MB."""
+    try:
+        import resource
+
+        mib = int(os.environ.get("VLAB_WORKER_MEMORY_MB", "0"))
+        if mib > 0:
+            soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+            cap = mib << 20
+            if hard != resource.RLIM_INFINITY:
+                cap = min(cap, hard)
+            resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
 def main() -> None:
+    limit_memory()
+    become_subreaper()
     inbox, outbox = Connection(int(sys.argv[1])), Connection(int(sys.argv[2]))
     code = 0
     try:
