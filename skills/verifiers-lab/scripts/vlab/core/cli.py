@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from vlab.core import invocation
 from vlab.core.console import Renderer, log, render_human
+from vlab.core.files import WRITE_ERRNOS, write_fault
 from vlab.core.guard import missing_dependency
 from vlab.core.result import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_TERMINATED, Result, Terminated, ToolError, UsageError
 from vlab.core.secrets import redact, scrub
@@ -115,8 +116,15 @@ def json_safe(obj: Any) -> Any:
         return str(obj)
 
 
+def _utf8(stream: Any) -> bool:
+    return (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "") == "utf8"
+
+
 def to_json(result: Result, strict: bool = False) -> str:
-    return redact(json.dumps(json_safe(scrub(result.to_dict(strict))), ensure_ascii=False, allow_nan=False))
+    """The result as one line of JSON; pure ASCII (\\u escapes) when stdout cannot encode UTF-8
+    (LANG=C without Python's UTF-8 mode), so the object is the same whatever the locale."""
+    obj = json_safe(scrub(result.to_dict(strict)))
+    return redact(json.dumps(obj, ensure_ascii=not _utf8(sys.stdout), allow_nan=False))
 
 
 # -- the runner ---------------------------------------------------------------
@@ -153,14 +161,13 @@ def run(
         if debug:
             traceback.print_exc(file=sys.stderr)
         result.error = input_fault(err)
+    except OSError as err:  # a full disk or a read-only folder under a write no helper wrapped
+        if err.errno not in WRITE_ERRNOS:
+            raise_internal(result, err, debug)
+        else:
+            result.error = write_fault(err)
     except Exception as err:  # never a traceback as the user-facing output
-        if debug:
-            traceback.print_exc(file=sys.stderr)
-        result.error = ToolError(
-            f"internal error: {type(err).__name__}: {err}",
-            hint="re-run with --debug for the traceback, and report it",
-            exit_code=EXIT_FAIL,
-        )
+        raise_internal(result, err, debug)
     if want_json:
         sys.stdout.write(to_json(result, strict) + "\n")
         sys.stdout.flush()
@@ -203,6 +210,17 @@ def run_request(
             render(result, console, made[0], outcome[0] if outcome else None)
 
     return run(tool, parser, execute, show if render is not None else None, argv=argv)
+
+
+def raise_internal(result: Result, err: BaseException, debug: bool) -> None:
+    """An unexpected error: one line, exit 1, the traceback only with --debug."""
+    if debug:
+        traceback.print_exc(file=sys.stderr)
+    result.error = ToolError(
+        f"internal error: {type(err).__name__}: {err}",
+        hint="re-run with --debug for the traceback, and report it",
+        exit_code=EXIT_FAIL,
+    )
 
 
 def input_fault(err: BaseException) -> ToolError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import json
@@ -141,8 +142,11 @@ def write_atomic(path: str | os.PathLike, text: str, force: bool = False, mode: 
     A crash mid-write leaves the old file (or nothing) in place, never half a file.
     """
     target = ensure_writable(path, force)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as err:
+        raise write_fault(err, target) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(redact(text))
@@ -151,13 +155,28 @@ def write_atomic(path: str | os.PathLike, text: str, force: bool = False, mode: 
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as err:
         try:
             os.unlink(tmp)
-        except FileNotFoundError:
+        except OSError:
             pass
+        if isinstance(err, OSError) and err.errno in WRITE_ERRNOS:
+            raise write_fault(err, target) from None
         raise
     return target
+
+
+# A full disk, a quota, a read-only or forbidden folder: the user's to fix (exit 2), never "internal error".
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
+
+
+def write_fault(err: OSError, target: str | os.PathLike | None = None) -> UsageError:
+    """One line for a write that failed on the machine's side: where, why, and that nothing was lost."""
+    where = target or err.filename or "a file"
+    return UsageError(
+        f"cannot write {where}: {err.strerror or err} (nothing was half-written; a file already there is unchanged)",
+        hint="free disk space, or choose a folder you can write to (--output-dir / the output path)",
+    )
 
 
 def write_json_atomic(path: str | os.PathLike, obj: Any, force: bool = False) -> Path:

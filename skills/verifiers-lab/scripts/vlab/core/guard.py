@@ -86,6 +86,19 @@ def _on_sigterm(signum, frame) -> None:
     raise Terminated()
 
 
+def _tolerant_streams() -> None:
+    """Under LANG=C without Python's UTF-8 mode stdout is ASCII: a dataset's "café" in a human report
+    must not end the run with UnicodeEncodeError (the JSON output escapes it instead, see cli.to_json)."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+
+
+_tolerant_streams()
 sys.excepthook = _hook
 try:  # SIGTERM (a job scheduler, `timeout`, `kill`) ends a run as Ctrl-C does: partial result, exit 143
     import signal
