@@ -231,7 +231,10 @@ def iter_classic_batches(
             buf = f.read(want) if want > 0 else b""
             if not buf:
                 break
+            first_read = pos == 0
             pos += len(buf)
+            if first_read and buf.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM is not part of the first row
+                buf = buf[3:]
             if not buf.endswith(b"\n"):
                 tail = f.readline()  # finish the last line of the chunk
                 pos += len(tail)

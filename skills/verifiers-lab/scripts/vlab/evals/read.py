@@ -120,6 +120,8 @@ def _lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, bytes]]:
         for raw in f:
             n += 1
             last = raw
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM is not part of the first row
+                raw = raw[3:]
             stats.lines = n
             if not raw.strip():
                 stats.blank += 1

@@ -13,6 +13,8 @@ from vlab.core.result import UsageError
 from vlab.inspect.sample import MAX_LINE_BYTES, Sample
 
 CHUNK = 1 << 20
+# An enormous row is skipped (read in CHUNKs: memory stays flat) up to this far; past it the read stops.
+SKIP_BUDGET = 16 * MAX_LINE_BYTES
 # A top-level JSON object (not an array) can only be parsed whole; above this, ask for JSON Lines.
 MAX_JSON_OBJECT_BYTES = 256 * 1024 * 1024
 _BOMS = {
@@ -110,7 +112,7 @@ def read_jsonl(path: Path, n: int) -> Sample:
 def _skip_rest_of_line(f, already: int) -> tuple[int, bool]:
     """Skip to the next newline, reading at most a few limits more; (bytes skipped, found the end)."""
     skipped = already
-    budget = 4 * MAX_LINE_BYTES
+    budget = SKIP_BUDGET
     while skipped < budget:
         chunk = f.readline(CHUNK)
         if not chunk:
