@@ -50,13 +50,18 @@ def _bound(obj: dict, timeout: float = 5.0) -> float:
 def test_reward_that_allocates_without_bound_fails_naming_the_memory_limit(tmp_path):
     # bytes(n) is calloc'd: the address space grows without touching RAM, so the test costs no memory,
     # and the cap (RLIMIT_DATA) counts it all the same
-    path, data = _env(tmp_path, "    hoard = []\n    while True:\n        hoard.append(bytes(10**8))")
+    calls = tmp_path / "calls.txt"
+    body = (
+        f"    open({str(calls)!r}, 'a').write('x')\n    hoard = []\n    while True:\n        hoard.append(bytes(10**8))"
+    )
+    path, data = _env(tmp_path, body)
     run, seconds = _run(path, data, VLAB_WORKER_MEMORY_MB=MEMORY_MB)
     obj = run.json
     assert run.returncode == 1 == obj["exit_code"], (obj["summary"], run.stderr[-2000:])
     failed = {c["id"]: c["message"] for c in obj["checks"] if c["status"] == "fail"}
     named = [m for m in failed.values() if "MemoryError" in m and f"memory limit ({MEMORY_MB} MiB" in m]
     assert named, failed
+    assert calls.read_text() == "x"  # called once, then skipped: not once per probe
     assert seconds < _bound(obj), f"took {seconds:.0f} s"
 
 
@@ -88,12 +93,11 @@ def _alive(pids: set[int]) -> set[int]:
 LEFTOVERS = {
     "forks_every_call": (
         "    import os, time\n"
-        "    for _ in range(5):\n"
-        "        pid = os.fork()\n"
-        "        if pid == 0:\n"
-        "            time.sleep(300)\n"
-        "            os._exit(0)\n"
-        "        open(PIDS, 'a').write(f'{pid}\\n')\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        time.sleep(300)\n"
+        "        os._exit(0)\n"
+        "    open(PIDS, 'a').write(f'{pid}\\n')\n"
         "    return 0.0"
     ),
     "new_session_process": (

@@ -66,6 +66,7 @@ class Calls:
     def __init__(self) -> None:
         self.by_ctx: dict[int, dict[str, Any]] = {}
         self.hung: set[str] = set()
+        self.out_of_memory: set[str] = set()
         self.timeout: float = 10.0
         # The functions running now, also written to ``beacon`` (a shared memory page the worker's
         # parent reads when it has to kill or bury the worker: the report names the function).
@@ -184,6 +185,10 @@ def instrument(func: Callable, calls: Calls, ctx_param: str, group: bool) -> Cal
             err = RewardTimeout(f"skipped: it did not return within {calls.timeout:g} s on an earlier call")
             calls.record(ctxs, name, 0.0, err)
             raise err
+        if name in calls.out_of_memory:  # calling it again would only press on the machine's memory again
+            err = MemoryError(f"skipped: it ran out of memory on an earlier call ({memory_limit()})")
+            calls.record(ctxs, name, 0.0, err)
+            raise err
         start = time.perf_counter()
         try:
             # asyncio.timeout, not wait_for: it needs no extra task per call
@@ -205,6 +210,8 @@ def instrument(func: Callable, calls: Calls, ctx_param: str, group: bool) -> Cal
             calls.record(ctxs, name, time.perf_counter() - start, timeout)
             raise timeout from None
         except Exception as err:
+            if isinstance(err, MemoryError):
+                calls.out_of_memory.add(name)
             calls.record(ctxs, name, time.perf_counter() - start, err)
             raise
         calls.record(ctxs, name, time.perf_counter() - start, None, value)

@@ -188,7 +188,7 @@ class RemoteEnvironment(Environment):
             except ValueError:
                 name = str(-code)
             why = f"the environment's process was killed by {name}"
-            if name in ("SIGKILL", "SIGABRT", "SIGSEGV", "SIGBUS"):
+            if name in ("SIGKILL", "SIGABRT", "SIGSEGV", "SIGBUS") and memory_limit_mib():
                 why += (
                     f" (if it ran out of memory: the worker's limit is {memory_limit_mib()} MiB, VLAB_WORKER_MEMORY_MB)"
                 )
