@@ -182,3 +182,10 @@ def test_daemon_thread_that_outlives_the_call_stops_with_the_run(tmp_path):
     size = beat.stat().st_size
     time.sleep(1.0)
     assert beat.stat().st_size == size, "a thread started by the reward still runs after test_reward ended"
+
+
+def test_out_of_memory_while_loading_names_the_limit():
+    from vlab.env.locate import classify_load_error
+
+    err = classify_load_error(MemoryError(), "big_env.load_environment")
+    assert err.exit_code == 1 and "ran out of memory" in err.message and "VLAB_WORKER_MEMORY_MB" in err.hint

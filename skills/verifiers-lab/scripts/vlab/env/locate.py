@@ -171,6 +171,13 @@ def classify_load_error(err: BaseException, what: str) -> ToolError:
         )
     if isinstance(err, FileNotFoundError):
         return UsageError(f"{what}: file not found: {err.filename or err}", hint="check the dataset path in --env-args")
+    if isinstance(err, MemoryError):
+        from vlab.env.instrument import memory_limit
+
+        return ToolError(
+            f"{what} ran out of memory: over the worker's memory limit ({memory_limit()})",
+            hint="load less (a split, a row limit in --env-args), or raise VLAB_WORKER_MEMORY_MB (0: no cap)",
+        )
     if isinstance(err, (ValueError,)) and "validation error" in lowered:
         return UsageError(
             f"{what}: bad --env-args: {str(err).splitlines()[0]}", hint="\n".join(str(err).splitlines()[:4])
