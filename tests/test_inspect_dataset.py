@@ -330,12 +330,16 @@ def test_unknown_suffix_and_bad_parquet(tmp_path):
     assert_result(obj, "inspect_dataset", 2) and "Parquet" in obj["summary"]
 
 
-def test_truncated_json_array_keeps_rows_before_the_break(tmp_path):
+def test_truncated_json_array_is_unreadable_input(tmp_path):
+    """A JSON array cut short cannot be loaded past the cut (issue 27): exit 2 saying where it ends."""
+    from vlab.core.result import UsageError
+
     path = tmp_path / "cut.json"
     text = json.dumps(fx.gsm8k_rows(10))
     path.write_text(text[: len(text) - 40])
-    data = inspect(path)
-    assert data["source"]["rows_sampled"] == 9 and data["source"]["malformed"]["count"] == 1
+    with pytest.raises(UsageError) as err:
+        inspect(path)
+    assert f"ends at byte {len(text) - 40}" in err.value.message and "cut short" in err.value.message
 
 
 def test_bad_sample_value_exit_2(tmp_path):

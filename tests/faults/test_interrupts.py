@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -53,10 +54,52 @@ def test_interrupt_during_imports(script, json_flag):
         assert proc.stdout == ""
 
 
+SIGTERM_WRAPPER = WRAPPER.replace("raise KeyboardInterrupt", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_sigterm_during_imports(script):
+    """A real SIGTERM while the script's imports run (after the guard): exit 143, one line, one JSON object."""
+    path = str(SKILL_ROOT / "scripts" / f"{script}.py")
+    argv = [sys.executable, "-c", SIGTERM_WRAPPER, path, "--json"]
+    env = {**os.environ, "PYTHONPATH": str(SKILL_ROOT / "scripts")}
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
+    assert proc.returncode == 143, proc
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.strip().endswith(": terminated (SIGTERM)")
+    obj = json.loads(proc.stdout)
+    assert obj["status"] == "interrupted" and obj["exit_code"] == 143
+
+
+def test_sigterm_inside_a_tool_keeps_the_partial_result(capsys):
+    from argparse import ArgumentParser
+
+    from vlab.core import cli
+
+    def execute(args, result):
+        result.passed("first", "done before the signal")
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises here
+        result.passed("second", "never reached")
+
+    parser = ArgumentParser()
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--strict", action="store_true")
+    import vlab.core.guard  # noqa: F401  (installs the SIGTERM handler, as every script's first import)
+
+    t0 = time.monotonic()
+    assert cli.run("demo", parser, execute, argv=["--json"]) == 143
+    assert time.monotonic() - t0 < 4
+    out, err = capsys.readouterr()
+    obj = json.loads(out)
+    assert obj["exit_code"] == 143 and obj["summary"] == "terminated (SIGTERM)"
+    assert [c["id"] for c in obj["checks"]] == ["first"]  # the partial result
+    assert err.strip() == "demo: terminated (SIGTERM)"
+
+
 # -- Ctrl-C in the middle of a run: scoring in the worker, asyncio in the parent ---------------
 
 import json as _json  # noqa: E402
-import signal  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import env_fixtures as fx  # noqa: E402
@@ -69,8 +112,10 @@ def _marking_reward(mark: Path, is_async: bool, indent: str = "    ") -> str:
     return "\n".join(indent + line for line in body)
 
 
-def _interrupt_when_scoring(argv: list[str], mark: Path, cwd: Path) -> tuple[subprocess.CompletedProcess, float]:
-    """Start the script, wait until the user's reward runs, send SIGINT as a terminal's Ctrl-C would."""
+def _interrupt_when_scoring(
+    argv: list[str], mark: Path, cwd: Path, sig: int = signal.SIGINT
+) -> tuple[subprocess.CompletedProcess, float]:
+    """Start the script, wait until the user's reward runs, send SIGINT as a terminal's Ctrl-C would (or ``sig``)."""
     proc = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=cwd
     )
@@ -81,7 +126,7 @@ def _interrupt_when_scoring(argv: list[str], mark: Path, cwd: Path) -> tuple[sub
     assert mark.exists(), "the reward never ran"
     time.sleep(0.5)  # inside the awaits of the scoring call
     t0 = time.monotonic()
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     return subprocess.CompletedProcess(argv, proc.returncode, out, err), time.monotonic() - t0
 
@@ -137,3 +182,29 @@ def test_interrupt_while_local_train_scores(tmp_path):
     argv += ["--max-steps", "50", "--output-dir", str(tmp_path / "out"), "--json"]
     run, seconds = _interrupt_when_scoring(argv, mark, tmp_path)
     _clean_interrupt(run, "local_train", seconds)
+
+
+@pytest.mark.slow
+@pytest.mark.classic
+def test_sigterm_while_test_reward_scores(tmp_path):
+    """SIGTERM (issue 27) as Ctrl-C: exit 143, one line, the partial result (the load check), the worker gone."""
+    mark = tmp_path / "scoring.txt"
+    pids = tmp_path / "pid.txt"
+    funcs = "import os, time\n\ndef slow(completion, answer) -> float:\n"
+    funcs += f"    open({str(pids)!r}, 'w').write(str(os.getpid()))\n" + _marking_reward(mark, False) + "\n"
+    data = fx.write_dataset(tmp_path, fx.ROWS[:2])
+    env = fx.classic_env(tmp_path, "slow_env", funcs, "vf.Rubric(funcs=[slow])")
+    argv = [sys.executable, str(SKILL_ROOT / "scripts" / "test_reward.py"), str(env)]
+    argv += ["--env-args", _json.dumps({"dataset_path": str(data)}), "--timeout", "30", "--json"]
+    run, seconds = _interrupt_when_scoring(argv, mark, tmp_path, signal.SIGTERM)
+    assert run.returncode == 143, run
+    assert "Traceback" not in run.stderr and run.stderr.strip().splitlines()[-1] == "test_reward: terminated (SIGTERM)"
+    obj = _json.loads(run.stdout)
+    assert obj["status"] == "interrupted" and obj["exit_code"] == 143
+    assert any(c["id"] == "load" and c["status"] == "pass" for c in obj["checks"])  # what was done so far
+    assert seconds < 20, f"took {seconds:.1f} s to stop"
+    worker = int(pids.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and Path(f"/proc/{worker}").exists():
+        time.sleep(0.2)
+    assert not Path(f"/proc/{worker}").exists(), "the worker outlived the terminated run"

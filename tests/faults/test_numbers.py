@@ -98,3 +98,30 @@ def test_diagnose_reward_range_is_finite(capsys):
     code = diagnose_run.main(["--json", "--reward-range", "0", "inf"])
     obj = json.loads(capsys.readouterr().out)
     assert code == 2 and "--reward-range" in obj["summary"]
+
+
+SET_CASES = [
+    ("optim.lr", "nan"),
+    ("optim.lr", "inf"),
+    ("optim.lr", "-inf"),
+    ("sampling.temperature", "nan"),
+    ("loss.kl_tau", "nan"),
+    ("optim.betas", "[0.9, nan]"),
+]
+
+
+@pytest.mark.parametrize("key,value", SET_CASES, ids=[f"{k}={v}" for k, v in SET_CASES])
+def test_local_train_set_value_validated_like_a_flag(key, value, capsys, tmp_path):
+    """`--set optim.lr=nan` was exit 1 "internal error: ValueError" from the optimizer; a value given
+    through --set (or the TOML file) is refused like a flag's: exit 2, one line naming the key."""
+    import local_train
+
+    capsys.readouterr()
+    argv = ["--json", "--model", "tiny-random", "--env", "none", "--output-dir", str(tmp_path / "out")]
+    code = local_train.main([*argv, "--set", f"{key}={value}"])
+    out, err = capsys.readouterr()
+    obj = json.loads(out)
+    assert code == 2 == obj["exit_code"], obj
+    assert key in obj["summary"] and "finite" in obj["summary"], obj["summary"]
+    assert "Traceback" not in err and len(err.strip().splitlines()) <= 2, err
+    assert not (tmp_path / "out").exists()  # refused before anything is written

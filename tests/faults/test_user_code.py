@@ -84,6 +84,8 @@ def test_user_code_fault(tmp_path, name, is_async):
     if code is not None:
         assert run.returncode == code == obj["exit_code"], run
         assert ids[check] == "fail"
+        message = next(c["message"] for c in obj["checks"] if c["id"] == check)
+        assert "while scoring in bad (1x)" in message, message  # names the function; never restarted
     else:
         assert run.returncode == obj["exit_code"]
         assert ids[check] == "warn"
@@ -93,16 +95,45 @@ def test_user_code_fault(tmp_path, name, is_async):
     assert seconds < _bound(obj), f"took {seconds:.0f} s"
 
 
-def _bound(obj: dict) -> float:
+@pytest.mark.classic
+@pytest.mark.parametrize("kind", ["async_blocking_hang", "sys_exit"])
+def test_hung_or_exiting_reward_is_called_once_at_the_cost_of_its_bound(tmp_path, kind):
+    """Issue 27: with --timeout 5 a hang took 58 to 70 s and sys.exit 46 s, because the worker was
+    restarted (the environment reloaded) and the same function called again, twice. Now the first
+    incident ends the scoring: the function is called once and the run costs one load plus, for a
+    hang, one allowance (--timeout x functions + GRACE)."""
+    calls = tmp_path / "calls.txt"
+    body = f"open({str(calls)!r}, 'a').write('x\\n')\n    "
+    body += "import time\n    time.sleep(600)" if kind == "async_blocking_hang" else "import sys\n    sys.exit(0)"
+    path, data = _env(tmp_path, body, is_async=kind == "async_blocking_hang")
+    t0 = time.monotonic()
+    run = run_script(
+        "test_reward",
+        *(str(path), "--env-args", json.dumps({"dataset_path": str(data)}), "--num-examples", "2"),
+        *("--timeout", "5", "--json"),
+        timeout=600,
+    )
+    seconds = time.monotonic() - t0
+    obj = run.json
+    check = "worker_timeout" if kind == "async_blocking_hang" else "worker_exit"
+    ids = {c["id"]: c for c in obj["checks"]}
+    assert run.returncode == 1 == obj["exit_code"] and ids[check]["status"] == "fail", (ids, run.stderr[-2000:])
+    assert "in bad (1x)" in ids[check]["message"]
+    assert calls.read_text().count("x") == 1, "the function was called again after it hung or exited"
+    assert seconds < _bound(obj, timeout=5.0), f"took {seconds:.0f} s"
+
+
+def _bound(obj: dict, timeout: float = 1.0) -> float:
     """The wall-clock bound the parent enforces, on this machine: each of the (1 + MAX_RESTARTS)
     workers may load (as long as the first did) and then block for one allowance (--timeout 1 per
-    function + GRACE); plus the script's own start. A hang that is not stopped blows through it
-    (the reward sleeps 600 s), a slow machine does not."""
+    function + GRACE); plus the script's own start. MAX_RESTARTS is 0 (issue 27): after the first
+    hang or exit nothing is called again, so the cost is one load and one allowance. A hang that
+    is not stopped blows through it (the reward sleeps 600 s), a slow machine does not."""
     from vlab.env.remote import GRACE, MAX_RESTARTS
 
     env = obj["data"].get("environment") or {}
     load = float(env.get("load_seconds") or 30.0)
-    allowance = 1.0 * max(1, len(env.get("reward_functions") or [])) + GRACE
+    allowance = timeout * max(1, len(env.get("reward_functions") or [])) + GRACE
     return (1 + MAX_RESTARTS) * (load + allowance) + 45.0
 
 
@@ -152,6 +183,8 @@ def test_v1_user_code_fault(tmp_path, name):
     assert run.returncode == obj["exit_code"]
     if code is not None:
         assert run.returncode == code and ids[check] == "fail"
+        message = next(c["message"] for c in obj["checks"] if c["id"] == check)
+        assert " in bad (1x)" in message, message
     assert SECRET not in run.stdout and SECRET not in run.stderr
     assert time.monotonic() - t0 < _bound(obj)
 

@@ -20,8 +20,9 @@ from typing import Any, TypeVar
 
 from vlab.core import invocation
 from vlab.core.console import Renderer, log, render_human
+from vlab.core.files import WRITE_ERRNOS, write_fault
 from vlab.core.guard import missing_dependency
-from vlab.core.result import EXIT_FAIL, Result, ToolError, UsageError
+from vlab.core.result import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_TERMINATED, Result, Terminated, ToolError, UsageError
 from vlab.core.secrets import redact, scrub
 
 EXIT_CODES_HELP = """\
@@ -31,7 +32,7 @@ exit codes:
   2    usage error or bad input (missing, unreadable or malformed file, bad argument)
   3    a prerequisite is missing (package, CLI, login, GPU)
   4    an external service failed (network, hub, API, timeout)
-  130  interrupted
+  130  interrupted (Ctrl-C); 143: terminated (SIGTERM)
 """
 
 
@@ -115,8 +116,15 @@ def json_safe(obj: Any) -> Any:
         return str(obj)
 
 
+def _utf8(stream: Any) -> bool:
+    return (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "") == "utf8"
+
+
 def to_json(result: Result, strict: bool = False) -> str:
-    return redact(json.dumps(json_safe(scrub(result.to_dict(strict))), ensure_ascii=False, allow_nan=False))
+    """The result as one line of JSON; pure ASCII (\\u escapes) when stdout cannot encode UTF-8
+    (LANG=C without Python's UTF-8 mode), so the object is the same whatever the locale."""
+    obj = json_safe(scrub(result.to_dict(strict)))
+    return redact(json.dumps(obj, ensure_ascii=not _utf8(sys.stdout), allow_nan=False))
 
 
 # -- the runner ---------------------------------------------------------------
@@ -143,23 +151,23 @@ def run(
         result.error = err
     except ModuleNotFoundError as err:  # a dependency imported inside the tool: exit 3 and its install command
         result.error = missing_dependency(err)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM (Terminated): the partial result, exit 130 / 143
         result.interrupted = True
-        print(f"{tool}: interrupted", file=sys.stderr, flush=True)
+        result.terminated = isinstance(err, Terminated)
+        print(f"{tool}: {'terminated (SIGTERM)' if result.terminated else 'interrupted'}", file=sys.stderr, flush=True)
     except SystemExit:  # --help / --version: argparse already printed
         raise
     except (PermissionError, IsADirectoryError, UnicodeDecodeError, RecursionError) as err:
         if debug:
             traceback.print_exc(file=sys.stderr)
         result.error = input_fault(err)
+    except OSError as err:  # a full disk or a read-only folder under a write no helper wrapped
+        if err.errno not in WRITE_ERRNOS:
+            raise_internal(result, err, debug)
+        else:
+            result.error = write_fault(err)
     except Exception as err:  # never a traceback as the user-facing output
-        if debug:
-            traceback.print_exc(file=sys.stderr)
-        result.error = ToolError(
-            f"internal error: {type(err).__name__}: {err}",
-            hint="re-run with --debug for the traceback, and report it",
-            exit_code=EXIT_FAIL,
-        )
+        raise_internal(result, err, debug)
     if want_json:
         sys.stdout.write(to_json(result, strict) + "\n")
         sys.stdout.flush()
@@ -204,6 +212,17 @@ def run_request(
     return run(tool, parser, execute, show if render is not None else None, argv=argv)
 
 
+def raise_internal(result: Result, err: BaseException, debug: bool) -> None:
+    """An unexpected error: one line, exit 1, the traceback only with --debug."""
+    if debug:
+        traceback.print_exc(file=sys.stderr)
+    result.error = ToolError(
+        f"internal error: {type(err).__name__}: {err}",
+        hint="re-run with --debug for the traceback, and report it",
+        exit_code=EXIT_FAIL,
+    )
+
+
 def input_fault(err: BaseException) -> ToolError:
     """A file fault no reader classified: exit 2 with the place, never an internal error."""
     if isinstance(err, UnicodeDecodeError):
@@ -217,6 +236,6 @@ def main_guard(fn: Callable[[], int]) -> None:
     """Entry-point wrapper: exit with the tool's code."""
     try:
         code = fn()
-    except KeyboardInterrupt:
-        code = 130
+    except KeyboardInterrupt as err:
+        code = EXIT_TERMINATED if isinstance(err, Terminated) else EXIT_INTERRUPTED
     sys.exit(code)

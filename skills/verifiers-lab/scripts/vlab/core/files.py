@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import json
 import os
 import tempfile
+import zlib
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,9 +33,83 @@ def plain_suffix(path: str | os.PathLike) -> str:
     return Path(p.stem).suffix.lower() if p.suffix.lower() == ".gz" else p.suffix.lower()
 
 
+def _gzip_damage(path: str | os.PathLike, err: BaseException) -> UsageError:
+    """A cut or corrupt gzip file is unreadable input (exit 2) that says where the file ends."""
+    size = Path(path).stat().st_size
+    if isinstance(err, EOFError):
+        what = f"{Path(path).name} ends at byte {size} in the middle of its gzip data: the file is cut short"
+    else:
+        what = f"{Path(path).name} is not readable gzip data ({err}; the file has {size} bytes)"
+    return UsageError(
+        what, hint="download or copy it again (a truncated transfer), or decompress what is left with zcat"
+    )
+
+
+class _CheckedGzip(gzip.GzipFile):
+    """gzip.GzipFile whose reads turn a cut or corrupt stream into one clear UsageError naming the file."""
+
+    def _guard(self, call, *args):
+        try:
+            return call(*args)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as err:
+            raise _gzip_damage(self.name, err) from None
+
+    def read(self, size=-1):
+        return self._guard(super().read, size)
+
+    def read1(self, size=-1):
+        return self._guard(super().read1, size)
+
+    def peek(self, n):
+        return self._guard(super().peek, n)
+
+    def readline(self, size=-1):
+        return self._guard(super().readline, size)
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        return self._guard(super().seek, offset, whence)
+
+
 def open_binary(path: str | os.PathLike) -> IO[bytes]:
-    """Open for reading bytes; a gzip file (.gz, or any file with gzip's magic) is decompressed as it is read."""
-    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")  # noqa: SIM115 - the caller closes it
+    """Open for reading bytes; a gzip file (.gz, or any file with gzip's magic) is decompressed as it is read
+    (a cut or corrupt one raises UsageError naming the file and where it ends)."""
+    return _CheckedGzip(path, "rb") if is_gzip(path) else open(path, "rb")  # noqa: SIM115 - the caller closes it
+
+
+def damage(path: str | os.PathLike) -> UsageError | None:
+    """Why a local data file cannot be read to its end (a cut gzip stream, a JSON array or object that
+    is never closed), or None. Reads the whole of a gzip file (bounded memory); only the tail of the rest."""
+    p = Path(path)
+    try:
+        if not p.is_file():
+            return None
+        tail = b""
+        size = 0
+        if is_gzip(p):
+            with _CheckedGzip(p, "rb") as f:
+                while chunk := f.read(1 << 20):
+                    tail = (tail + chunk)[-64:]
+                    size += len(chunk)
+        else:
+            size = p.stat().st_size
+            with open(p, "rb") as f:
+                f.seek(max(0, size - 64))
+                tail = f.read()
+        with open_binary(p) as f:
+            head = f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    except UsageError as err:
+        return err
+    except OSError:
+        return None
+    end = tail.rstrip(b" \t\r\n")[-1:]
+    if plain_suffix(p) == ".json" and head in (b"[", b"{") and end != {b"[": b"]", b"{": b"}"}[head]:
+        kind = "array" if head == b"[" else "object"
+        return UsageError(
+            f"{p.name} ends at byte {size}{' (decompressed)' if is_gzip(p) else ''} before its JSON {kind} is closed "
+            f"(last bytes {tail[-20:]!r}): the file is cut short",
+            hint="download or write it again; a truncated JSON file cannot be read past the cut",
+        )
+    return None
 
 
 def open_text(path: str | os.PathLike, encoding: str = "utf-8", newline: str | None = None) -> IO[str]:
@@ -66,8 +142,11 @@ def write_atomic(path: str | os.PathLike, text: str, force: bool = False, mode: 
     A crash mid-write leaves the old file (or nothing) in place, never half a file.
     """
     target = ensure_writable(path, force)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as err:
+        raise write_fault(err, target) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(redact(text))
@@ -76,13 +155,28 @@ def write_atomic(path: str | os.PathLike, text: str, force: bool = False, mode: 
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as err:
         try:
             os.unlink(tmp)
-        except FileNotFoundError:
+        except OSError:
             pass
+        if isinstance(err, OSError) and err.errno in WRITE_ERRNOS:
+            raise write_fault(err, target) from None
         raise
     return target
+
+
+# A full disk, a quota, a read-only or forbidden folder: the user's to fix (exit 2), never "internal error".
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG}
+
+
+def write_fault(err: OSError, target: str | os.PathLike | None = None) -> UsageError:
+    """One line for a write that failed on the machine's side: where, why, and that nothing was lost."""
+    where = target or err.filename or "a file"
+    return UsageError(
+        f"cannot write {where}: {err.strerror or err} (nothing was half-written; a file already there is unchanged)",
+        hint="free disk space, or choose a folder you can write to (--output-dir / the output path)",
+    )
 
 
 def write_json_atomic(path: str | os.PathLike, obj: Any, force: bool = False) -> Path:

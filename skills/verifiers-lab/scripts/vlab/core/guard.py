@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 
 from vlab.core import invocation
-from vlab.core.result import EXIT_INTERRUPTED, EXIT_PREREQ, PrerequisiteError, Result
+from vlab.core.result import EXIT_INTERRUPTED, EXIT_PREREQ, EXIT_TERMINATED, PrerequisiteError, Result, Terminated
 
 
 def missing_dependency(err: ModuleNotFoundError) -> PrerequisiteError:
@@ -51,13 +51,15 @@ def _report(err: ModuleNotFoundError) -> int:
 _previous_hook = sys.excepthook
 
 
-def _interrupted() -> int:
-    """Ctrl-C before the tool's own handling (during imports): one line, and the JSON object with --json."""
+def _interrupted(terminated: bool = False) -> int:
+    """Ctrl-C (or SIGTERM) before the tool's own handling (during imports): one line, and the JSON
+    object with --json."""
     tool = invocation.tool_name(sys.argv[0] or "vlab")
-    print(f"{tool}: interrupted", file=sys.stderr, flush=True)
+    print(f"{tool}: {'terminated (SIGTERM)' if terminated else 'interrupted'}", file=sys.stderr, flush=True)
     if "--json" in sys.argv[1:]:
         result = Result(tool)
         result.interrupted = True
+        result.terminated = terminated
         try:
             from vlab.core.cli import to_json
 
@@ -67,18 +69,41 @@ def _interrupted() -> int:
 
             sys.stdout.write(json.dumps(result.to_dict()) + "\n")
         sys.stdout.flush()
-    return EXIT_INTERRUPTED
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
 def _hook(exc_type, exc, tb) -> None:
     if issubclass(exc_type, KeyboardInterrupt):
         import os
 
-        _interrupted()
-        os._exit(EXIT_INTERRUPTED)  # also skips the interpreter's own traceback and SIGINT re-raise
+        os._exit(_interrupted(issubclass(exc_type, Terminated)))  # also skips the traceback and SIGINT re-raise
     if issubclass(exc_type, ModuleNotFoundError) and not (exc.name or "").startswith("vlab"):
         raise SystemExit(_report(exc))
     _previous_hook(exc_type, exc, tb)
 
 
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
+def _tolerant_streams() -> None:
+    """Under LANG=C without Python's UTF-8 mode stdout is ASCII: a dataset's "café" in a human report
+    must not end the run with UnicodeEncodeError (the JSON output escapes it instead, see cli.to_json)."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+
+
+_tolerant_streams()
 sys.excepthook = _hook
+try:  # SIGTERM (a job scheduler, `timeout`, `kill`) ends a run as Ctrl-C does: partial result, exit 143
+    import signal
+
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+except (ValueError, OSError):  # not the main thread: the default action stays
+    pass

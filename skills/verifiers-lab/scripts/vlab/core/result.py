@@ -17,12 +17,18 @@ EXIT_USAGE = 2  # usage error or bad input
 EXIT_PREREQ = 3  # a prerequisite is missing: package, CLI, login, GPU
 EXIT_EXTERNAL = 4  # an external service failed: network, hub, API, timeout
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # SIGTERM (128 + 15), as a shell reports it
 
 # When several failed checks carry different codes, the most fundamental wins:
 # fix bad input before installing things, install things before blaming the network.
 _EXIT_PRIORITY = (EXIT_USAGE, EXIT_PREREQ, EXIT_EXTERNAL, EXIT_FAIL)
 
 CHECK_STATUSES = ("pass", "warn", "fail", "skip")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be (``vlab.core.guard`` installs the handler): the same
+    clean-up paths run, and the run ends with the partial result and exit 143."""
 
 
 class ToolError(Exception):
@@ -77,6 +83,7 @@ class Result:
     # Set when the run ended early with an error (usage, prerequisite, external).
     error: ToolError | None = None
     interrupted: bool = False
+    terminated: bool = False  # the interruption was SIGTERM: exit 143
 
     # -- building ---------------------------------------------------------
     def add(self, id: str, status: str, message: str, hint: str = "", exit_code: int = EXIT_FAIL) -> Check:
@@ -103,7 +110,7 @@ class Result:
     # -- verdict ----------------------------------------------------------
     def exit_code(self, strict: bool = False) -> int:
         if self.interrupted:
-            return EXIT_INTERRUPTED
+            return EXIT_TERMINATED if self.terminated else EXIT_INTERRUPTED
         if self.error is not None:
             return self.error.exit_code
         codes = {c.exit_code for c in self.checks if c.status == "fail"}
@@ -134,7 +141,7 @@ class Result:
         if self.error is not None:
             summary = self.error.message
         elif self.interrupted:
-            summary = "interrupted"
+            summary = "terminated (SIGTERM)" if self.terminated else "interrupted"
         elif not summary:
             summary = self.default_summary(strict)
         checks = [c.to_dict() for c in self.checks]

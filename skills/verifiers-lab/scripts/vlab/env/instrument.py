@@ -30,6 +30,12 @@ class RewardTimeout(Exception):
 
 
 _OWN_FILE = str(Path(__file__).resolve())
+BEACON_BYTES = 4096
+
+
+def read_beacon(data: bytes) -> list[str]:
+    """The names of the functions that were running, from a beacon page (see ``Calls``)."""
+    return [n for n in data.split(b"\0", 1)[0].decode("utf-8", "replace").split("\n") if n]
 
 
 def describe_error(err: BaseException) -> FunctionError:
@@ -37,7 +43,21 @@ def describe_error(err: BaseException) -> FunctionError:
     # Drop our own wrapper frames: the user wants their function's lines.
     frames = [f for f in frames if str(Path(f.filename).resolve()) != _OWN_FILE] or frames
     tb = "".join(traceback.format_list(frames[-3:])).rstrip()
-    return FunctionError(type(err).__name__, str(err)[:500], tb)
+    message = str(err)[:500]
+    if isinstance(err, MemoryError):
+        message = f"out of memory: over the worker's memory limit ({memory_limit()}) {message}".rstrip()
+    return FunctionError(type(err).__name__, message, tb)
+
+
+def memory_limit() -> str:
+    """The data-size limit of this process, as the worker set it (``vlab.env.worker.limit_memory``)."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_DATA)[0]
+    except (ImportError, ValueError, OSError):
+        return "no limit set"
+    return "no limit set" if soft == resource.RLIM_INFINITY else f"{soft >> 20} MiB, VLAB_WORKER_MEMORY_MB"
 
 
 class Calls:
@@ -46,7 +66,29 @@ class Calls:
     def __init__(self) -> None:
         self.by_ctx: dict[int, dict[str, Any]] = {}
         self.hung: set[str] = set()
+        self.out_of_memory: set[str] = set()
         self.timeout: float = 10.0
+        # The functions running now, also written to ``beacon`` (a shared memory page the worker's
+        # parent reads when it has to kill or bury the worker: the report names the function).
+        self.running: dict[str, int] = {}
+        self.beacon: Any = None
+
+    def enter(self, name: str) -> None:
+        self.running[name] = self.running.get(name, 0) + 1
+        self._show()
+
+    def leave(self, name: str) -> None:
+        left = self.running.get(name, 0) - 1
+        if left > 0:
+            self.running[name] = left
+        else:
+            self.running.pop(name, None)
+        self._show()
+
+    def _show(self) -> None:
+        if self.beacon is not None:
+            data = "\n".join(self.running).encode("utf-8", "replace")[: BEACON_BYTES - 1]
+            self.beacon[: len(data) + 1] = data + b"\0"
 
     def open(self, ctx: Any) -> None:
         self.by_ctx[id(ctx)] = {"errors": {}, "seconds": {}, "values": {}, "timed_out": []}
@@ -123,12 +165,28 @@ def instrument(func: Callable, calls: Calls, ctx_param: str, group: bool) -> Cal
 
     @functools.wraps(func)
     async def wrapper(*args, **kwargs):
+        calls.enter(name)
+        try:
+            value = await run(*args, **kwargs)
+        except SystemExit:
+            raise  # the process is ending: the beacon keeps the name for the parent's report
+        except BaseException:
+            calls.leave(name)
+            raise
+        calls.leave(name)
+        return value
+
+    async def run(*args, **kwargs):
         ctx = kwargs.get(ctx_param)
         if not has_ctx and not takes_kwargs:
             kwargs.pop(ctx_param, None)
         ctxs = list(ctx) if group and isinstance(ctx, list) else [ctx]
         if name in calls.hung:
             err = RewardTimeout(f"skipped: it did not return within {calls.timeout:g} s on an earlier call")
+            calls.record(ctxs, name, 0.0, err)
+            raise err
+        if name in calls.out_of_memory:  # calling it again would only press on the machine's memory again
+            err = MemoryError(f"skipped: it ran out of memory on an earlier call ({memory_limit()})")
             calls.record(ctxs, name, 0.0, err)
             raise err
         start = time.perf_counter()
@@ -152,6 +210,8 @@ def instrument(func: Callable, calls: Calls, ctx_param: str, group: bool) -> Cal
             calls.record(ctxs, name, time.perf_counter() - start, timeout)
             raise timeout from None
         except Exception as err:
+            if isinstance(err, MemoryError):
+                calls.out_of_memory.add(name)
             calls.record(ctxs, name, time.perf_counter() - start, err)
             raise
         calls.record(ctxs, name, time.perf_counter() - start, None, value)

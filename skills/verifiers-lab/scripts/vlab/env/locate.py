@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from vlab.core.files import damage
 from vlab.core.installed import verifiers_info, version_tuple
 from vlab.core.result import ExternalError, PrerequisiteError, ToolError, UsageError
 from vlab.env.base import Environment
@@ -170,6 +171,13 @@ def classify_load_error(err: BaseException, what: str) -> ToolError:
         )
     if isinstance(err, FileNotFoundError):
         return UsageError(f"{what}: file not found: {err.filename or err}", hint="check the dataset path in --env-args")
+    if isinstance(err, MemoryError):
+        from vlab.env.instrument import memory_limit
+
+        return ToolError(
+            f"{what} ran out of memory: over the worker's memory limit ({memory_limit()})",
+            hint="load less (a split, a row limit in --env-args), or raise VLAB_WORKER_MEMORY_MB (0: no cap)",
+        )
     if isinstance(err, (ValueError,)) and "validation error" in lowered:
         return UsageError(
             f"{what}: bad --env-args: {str(err).splitlines()[0]}", hint="\n".join(str(err).splitlines()[:4])
@@ -177,6 +185,28 @@ def classify_load_error(err: BaseException, what: str) -> ToolError:
     return ToolError(
         f"{what} raised {text[:400]}", hint="fix the environment's loading code (re-run with --debug for the traceback)"
     )
+
+
+def data_file_damage(env_args: dict) -> UsageError | None:
+    """A local data file named in --env-args that is cut short or corrupt: bad input (exit 2) naming
+    the file and where it ends, not a fault of the environment's loading code."""
+    for key, value in env_args.items():
+        if not isinstance(value, str) or not value or len(value) > 4096 or "\n" in value:
+            continue
+        try:
+            found = damage(value)
+        except (OSError, ValueError):
+            continue
+        if found is not None:
+            return UsageError(f"--env-args {key}: {found.message}", hint=found.hint)
+    return None
+
+
+def _classifier(env_args: dict):
+    def classify(err: BaseException, what: str) -> ToolError:
+        return data_file_damage(env_args) or classify_load_error(err, what)
+
+    return classify
 
 
 def load_env(spec: str, env_args: dict | None = None) -> Environment:
@@ -224,13 +254,13 @@ def load_env(spec: str, env_args: dict | None = None) -> Environment:
                 f"{spec} is a classic environment (load_environment); verifiers {info.version} only has the v1 API",
                 hint=CLASSIC_INSTALL,
             )
-        return ClassicEnvironment.load(module, spec, env_args, info.version, classify_load_error)
+        return ClassicEnvironment.load(module, spec, env_args, info.version, _classifier(env_args))
     if getattr(module, "__all__", None) is not None:
         if not info.v1:
             raise PrerequisiteError(
                 f"{spec} is a v1 taskset; verifiers {info.version} has no verifiers.v1", hint=V1_INSTALL
             )
-        return V1Environment.load(module, spec, env_args, info.version, classify_load_error)
+        return V1Environment.load(module, spec, env_args, info.version, _classifier(env_args))
     raise UsageError(
         f"{spec} is neither a classic environment (no load_environment) nor a v1 taskset (no __all__)",
         hint="a classic env defines load_environment(**kwargs); a v1 taskset exports its vf.Taskset subclass in __all__",

@@ -4,8 +4,11 @@ The parent keeps stdout and the exit code. The worker's stdout and stderr go to 
 file, read back masked and truncated (``user_output``). A worker that exits (sys.exit,
 os._exit, atexit), is killed, crashes or stops answering becomes an ``incident`` and a
 failed score with its reason, never a silent pass. Wall-clock limits are enforced here:
-when no answer comes within the allowance, the worker is killed and a fresh one goes on
-with the rows not yet scored (at most ``MAX_RESTARTS`` times, then the rest is skipped).
+when no answer comes within the allowance, the worker is killed. A worker is never restarted
+(``MAX_RESTARTS``): the function that hung or exited would hang or exit again, and each restart
+reloads the environment, so the rows not yet scored fail at once with the first incident, which
+names the reward functions that were running (the worker shares them on a beacon page) and
+costs close to its bound: one load plus one allowance.
 Rows are sent in one message per scoring call and scores come back one message per group,
 so the per-call cost stays small.
 """
@@ -27,16 +30,35 @@ from typing import Any
 from vlab.core import secrets
 from vlab.core.result import ExternalError, PrerequisiteError, ToolError, UsageError
 from vlab.env.base import Environment
+from vlab.env.instrument import BEACON_BYTES, read_beacon
 from vlab.env.messages import call_generate
 from vlab.env.types import FormatHints, FunctionError, Generate, RolloutResult, Row, Score
+from vlab.env.worker import kill_tree
 
 GRACE = 5.0  # seconds added to each wall-clock allowance (process and pipe overhead)
-MAX_RESTARTS = 2
+MAX_RESTARTS = 0  # reloading the environment to call the same function again only multiplied the cost
 # The load time limit (test_reward --load-timeout; local_train uses this default): loading may
 # download a dataset, so it is generous; an import or load_environment that blocks forever is
 # stopped at this limit and reported as worker_timeout (exit 1), never waited on.
 LOAD_LIMIT = 900.0
 EXCERPT = 2000  # characters of the user's output kept (head and tail)
+
+
+def memory_limit_mib() -> int:
+    """The worker's memory cap (``VLAB_WORKER_MEMORY_MB``, default half the machine's memory): a reward
+    that allocates without bound fails with MemoryError there, and the machine never swaps to death."""
+    try:
+        given = int(os.environ.get("VLAB_WORKER_MEMORY_MB", "-1"))
+    except ValueError:
+        given = -1
+    if given >= 0:  # 0: no limit (a reward that runs a model on the GPU may need its address space)
+        return given
+    try:
+        return max(1024, (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) >> 21)
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
 _ERRORS = {"UsageError": UsageError, "PrerequisiteError": PrerequisiteError, "ExternalError": ExternalError}
 _SCRIPTS = str(Path(__file__).resolve().parents[2])
 
@@ -123,11 +145,14 @@ class RemoteEnvironment(Environment):
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         self._capture = Path(self._dir.name) / f"output{len(self._output)}.txt"
+        self._beacon = Path(self._dir.name) / f"beacon{len(self._output)}"
+        self._beacon.write_bytes(b"\0" * BEACON_BYTES)
         env = {**os.environ, "PYTHONPATH": _SCRIPTS + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        env["VLAB_WORKER_MEMORY_MB"] = str(memory_limit_mib())
         env.update(self._environ)
         with open(self._capture, "wb") as out:
             self.proc = subprocess.Popen(
-                [self._python, "-m", "vlab.env.worker", str(to_child_r), str(from_child_w)],
+                [self._python, "-m", "vlab.env.worker", str(to_child_r), str(from_child_w), str(self._beacon)],
                 cwd=self._cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -161,9 +186,13 @@ class RemoteEnvironment(Environment):
             self._kill("crash", f"sent an unreadable message ({type(err).__name__})")
         code = proc.wait()
         kind, reason = self._killed or self._reason(code)
+        try:
+            running = read_beacon(self._beacon.read_bytes())
+        except OSError:
+            running = []
         self._finish_output()
         for handler in list(self._handlers.values()):
-            handler(("dead", None, kind, reason))
+            handler(("dead", None, kind, reason, running))
 
     @staticmethod
     def _reason(code: int) -> tuple[str, str]:
@@ -172,13 +201,19 @@ class RemoteEnvironment(Environment):
                 name = signal.Signals(-code).name
             except ValueError:
                 name = str(-code)
-            return "crash", f"the environment's process was killed by {name}"
+            why = f"the environment's process was killed by {name}"
+            if name in ("SIGKILL", "SIGABRT", "SIGSEGV", "SIGBUS") and memory_limit_mib():
+                why += (
+                    f" (if it ran out of memory: the worker's limit is {memory_limit_mib()} MiB, VLAB_WORKER_MEMORY_MB)"
+                )
+            return "crash", why
         return "exit", f"the environment's code ended the process (exit code {code}: sys.exit, os._exit or atexit)"
 
     def _kill(self, kind: str, reason: str) -> None:
         if self._killed is None:
             self._killed = (kind, reason)
         if self.proc is not None and self.proc.poll() is None:
+            kill_tree(self.proc.pid)  # the worker is their subreaper: all of them are still below it
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except OSError:
@@ -239,7 +274,8 @@ class RemoteEnvironment(Environment):
     def _alive(self, during: str) -> None:
         if self.proc is None or self.proc.poll() is not None:
             if len(self.incidents) > MAX_RESTARTS:
-                raise ToolError(f"the environment's process ended {len(self.incidents)} times; not restarting it")
+                first = self.incidents[0]
+                raise ToolError(f"not run: the environment's process stopped earlier ({first['reason']})")
             self._start(during)
 
     def _request_sync(self, msg: tuple, limit: float, during: str) -> Any:
@@ -265,8 +301,10 @@ class RemoteEnvironment(Environment):
         if reply[0] == "error":
             _, _, kind, message, hint, code = reply
             raise _ERRORS.get(kind, ToolError)(message, hint=hint, exit_code=code)
-        _, _, kind, reason = reply
-        self.incidents.append({"kind": kind, "reason": reason, "during": during})
+        _, _, kind, reason, *running = reply
+        self.incidents.append(
+            {"kind": kind, "reason": reason, "during": during, "functions": running[0] if running else []}
+        )
         raise ToolError(f"{reason} while {during}", hint="a reward or loader must return, not exit or crash")
 
     # -- the interface ------------------------------------------------------------------
@@ -289,12 +327,12 @@ class RemoteEnvironment(Environment):
     async def score_group(self, row: Row, completions: list[Any]) -> list[Score]:
         return await self.score([(row, c) for c in completions])
 
-    def _failed(self, kind: str, reason: str) -> Score:
+    def _failed(self, kind: str, reason: str, running: list[str] | None = None) -> Score:
         names = [f.name for f in self.reward_functions]
         return Score(
             total=None,
             per_function=dict.fromkeys(names),
-            timed_out=names if kind == "timeout" else [],
+            timed_out=(running or names) if kind == "timeout" else [],
             scoring_error=FunctionError(f"Worker{kind.capitalize()}", reason, ""),
         )
 
@@ -313,10 +351,11 @@ class RemoteEnvironment(Environment):
         while pending:
             try:
                 self._alive("scoring")
-            except ToolError as err:
+            except ToolError as err:  # stopped earlier: its functions are not called again
+                first = self.incidents[0] if self.incidents else {"kind": "exit"}
                 for gi in pending:
                     for i in groups[gi][1]:
-                        out[i] = self._failed("exit", err.message)
+                        out[i] = self._failed(first["kind"], err.message, first.get("functions"))
                 break
             rid = self._rid()
             box: asyncio.Queue = asyncio.Queue()
@@ -364,12 +403,12 @@ class RemoteEnvironment(Environment):
                 return []
             else:  # dead
                 kind, reason = msg[2], msg[3]
-                self.incidents.append({"kind": kind, "reason": reason, "during": "scoring"})
+                self.incidents.append({"kind": kind, "reason": reason, "during": "scoring", "functions": msg[4]})
                 undone = [gi for gi in pending if out[groups[gi][1][0]] is None]
                 blamed = [gi for gi in started if gi in undone] or undone[:1]
                 for gi in blamed:
                     for i in groups[gi][1]:
-                        out[i] = self._failed(kind, reason)
+                        out[i] = self._failed(kind, reason, msg[4])
                 return [gi for gi in undone if gi not in blamed]
 
     # rollouts: the worker calls back for every model turn
@@ -409,8 +448,10 @@ class RemoteEnvironment(Environment):
                     self._kill("timeout", f"the environment did not answer within {allowance:g} s; stopped")
                     msg = await box.get()
                 if msg[0] == "dead":
-                    self.incidents.append({"kind": msg[2], "reason": msg[3], "during": "a rollout"})
-                    score = self._failed(msg[2], msg[3])
+                    self.incidents.append(
+                        {"kind": msg[2], "reason": msg[3], "during": "a rollout", "functions": msg[4]}
+                    )
+                    score = self._failed(msg[2], msg[3], msg[4])
                     return [RolloutResult([], row.prompt, score, [], None, msg[3]) for _ in range(n)]
                 return self._value(msg, "running a rollout")
         finally:

@@ -1,6 +1,6 @@
 """The child process that runs the user's environment code (loading, scoring, rollouts).
 
-Started by ``vlab.env.remote`` as ``python -m vlab.env.worker READ_FD WRITE_FD`` with its
+Started by ``vlab.env.remote`` as ``python -m vlab.env.worker READ_FD WRITE_FD [BEACON]`` with its
 stdout and stderr sent to a capture file, so nothing the user's code prints reaches the
 parent's stdout. It talks to the parent over two pipes with pickled tuples:
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import mmap
 import os
 import signal
 import sys
@@ -28,10 +29,12 @@ import traceback
 from multiprocessing.connection import Connection
 
 from vlab.core.result import ToolError
+from vlab.env.instrument import BEACON_BYTES
 
 
 class Worker:
-    def __init__(self, inbox: Connection, outbox: Connection) -> None:
+    def __init__(self, inbox: Connection, outbox: Connection, beacon: str | None = None) -> None:
+        self.beacon = beacon
         self.inbox = inbox
         self.outbox = outbox
         self.env = None
@@ -76,6 +79,7 @@ class Worker:
                 from vlab.env.locate import load_env
 
                 self.env = load_env(msg[2], msg[3])
+                self.show_running()
                 value = self.metadata()
             elif op == "rows":
                 value = self.env.rows(msg[2], start=msg[3])
@@ -97,6 +101,17 @@ class Worker:
             self.send("error", rid, "Exception", f"{type(err).__name__}: {err}", tb[-1500:], 1)
             return
         self.send("ok", rid, value)
+
+    def show_running(self) -> None:
+        """Share the names of the running reward functions with the parent (a page of the beacon file),
+        so a hang or an exit it has to report names the function."""
+        if not self.beacon:
+            return
+        try:
+            with open(self.beacon, "r+b") as f:
+                self.env.calls.beacon = mmap.mmap(f.fileno(), BEACON_BYTES)
+        except (OSError, ValueError):
+            pass
 
     def metadata(self) -> dict:
         env = self.env
@@ -155,13 +170,62 @@ class Worker:
         self.loop.run_forever()
 
 
+def become_subreaper() -> None:
+    """Orphaned descendants (a double-forked daemon, a process that calls setsid) are re-parented to
+    this worker instead of init, so ``descendants`` still finds them when the worker ends (Linux)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def descendants(root: int) -> list[int]:
+    """Every live process below ``root`` (by parent links in /proc), children first."""
+    parents: dict[int, int] = {}
+    try:
+        names = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return []
+    for name in names:
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                parents[int(name)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found: list[int] = []
+    frontier = [root]
+    while frontier:
+        below = [pid for pid, ppid in parents.items() if ppid in frontier and pid not in found]
+        found += below
+        frontier = below
+    return found
+
+
+def kill_tree(root: int) -> None:
+    """SIGKILL every descendant of ``root`` (stopped first, so none forks a replacement while we go)."""
+    for _ in range(3):  # a process forking in a loop: what it forked in between is caught next round
+        pids = descendants(root)
+        if not pids:
+            return
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    continue
+
+
 def end_process_group() -> None:
     """Kill the processes the user's code started in this worker's session (the parent starts the
-    worker as a session leader). os._exit skips atexit, so a forked pool (verifiers 0.3's MathRubric
+    worker as a session leader), and every descendant that left it (setsid, a double-forked daemon:
+    the worker is their subreaper). os._exit skips atexit, so a forked pool (verifiers 0.3's MathRubric
     keeps a ProcessPoolExecutor) would otherwise wait forever on a pipe it holds both ends of."""
     me = os.getpid()
     if os.getpgrp() != me:
         return  # not started by vlab.env.remote: its group is not ours to end
+    kill_tree(me)
     try:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
@@ -176,12 +240,42 @@ def end_process_group() -> None:
             continue
 
 
+def limit_memory() -> None:
+    """Cap the data this process and what it starts may map (RLIMIT_DATA: heap and anonymous memory),
+    so a reward that allocates without bound gets a MemoryError (reported naming the limit) instead of
+    swapping the machine to death. The parent passes the limit in VLAB_WORKER_MEMORY_MB."""
+    try:
+        import resource
+
+        mib = int(os.environ.get("VLAB_WORKER_MEMORY_MB", "0"))
+        if mib > 0:
+            soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+            cap = mib << 20
+            if hard != resource.RLIM_INFINITY:
+                cap = min(cap, hard)
+            resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
 def main() -> None:
+    limit_memory()
+    become_subreaper()
     inbox, outbox = Connection(int(sys.argv[1])), Connection(int(sys.argv[2]))
-    Worker(inbox, outbox).run()
-    sys.stdout.flush()
+    code = 0
+    try:
+        Worker(inbox, outbox, sys.argv[3] if len(sys.argv) > 3 else None).run()
+    except SystemExit as err:  # the user's code called sys.exit: end now, as the parent expects
+        code = err.code if isinstance(err.code, int) else 1
+    # os._exit, not the interpreter's shutdown: with torch and datasets loaded it took seconds,
+    # and the parent hears of the exit only when the process is gone.
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
     end_process_group()
-    os._exit(0)
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -235,7 +235,10 @@ def iter_classic_batches(
             buf = f.read(want) if want > 0 else b""
             if not buf:
                 break
+            first_read = pos == 0
             pos += len(buf)
+            if first_read and buf.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM is not part of the first row
+                buf = buf[3:]
             if not buf.endswith(b"\n"):
                 tail = f.readline()  # finish the last line of the chunk
                 pos += len(tail)
@@ -253,7 +256,7 @@ def iter_classic_batches(
                 rows = decoder.decode_lines(buf)
                 if len(rows) == n_lines:  # no blank line: row i is line first + i
                     batch = _fast_batch(rows, lines, first, names, want_prompt)
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):  # row by row below
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):  # row by row
                 batch = None
             if batch is not None:
                 yield batch

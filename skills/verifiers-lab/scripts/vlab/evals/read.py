@@ -122,6 +122,8 @@ def _lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, bytes]]:
         for raw in f:
             n += 1
             last = raw
+            if n == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM is not part of the first row
+                raw = raw[3:]
             stats.lines = n
             if not raw.strip():
                 stats.blank += 1
@@ -196,7 +198,7 @@ def classic_rows(source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: 
         if decode is not None:
             try:
                 row = decode(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
                 row = None
         if row is None:
             try:
@@ -308,7 +310,7 @@ def _iter_v1(source: EvalSource, stats: ReadStats) -> Iterator[EvalRow]:
         if decode is not None:
             try:
                 episode = decode(raw)
-            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
                 episode = None
         if episode is None:
             try:

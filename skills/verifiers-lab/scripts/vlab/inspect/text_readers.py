@@ -8,11 +8,13 @@ import csv
 import json
 from pathlib import Path
 
-from vlab.core.files import open_binary, open_text, plain_suffix
+from vlab.core.files import damage, is_gzip, open_binary, open_text, plain_suffix
 from vlab.core.result import UsageError
 from vlab.inspect.sample import MAX_LINE_BYTES, Sample
 
 CHUNK = 1 << 20
+# An enormous row is skipped (read in CHUNKs: memory stays flat) up to this far; past it the read stops.
+SKIP_BUDGET = 16 * MAX_LINE_BYTES
 # A top-level JSON object (not an array) can only be parsed whole; above this, ask for JSON Lines.
 MAX_JSON_OBJECT_BYTES = 256 * 1024 * 1024
 _BOMS = {
@@ -110,7 +112,7 @@ def read_jsonl(path: Path, n: int) -> Sample:
 def _skip_rest_of_line(f, already: int) -> tuple[int, bool]:
     """Skip to the next newline, reading at most a few limits more; (bytes skipped, found the end)."""
     skipped = already
-    budget = 4 * MAX_LINE_BYTES
+    budget = SKIP_BUDGET
     while skipped < budget:
         chunk = f.readline(CHUNK)
         if not chunk:
@@ -179,7 +181,19 @@ def _records_in_object(obj: dict) -> tuple[list | None, str | None]:
     return None, None
 
 
+def _cut_short(path: Path, record: int) -> UsageError:
+    return UsageError(
+        f"{path.name} ends at byte {path.stat().st_size} inside record {record}, before the JSON array is closed: "
+        "the file is cut short",
+        hint="download or write it again; a truncated JSON array cannot be read past the cut",
+    )
+
+
 def _read_json_array(path: Path, n: int) -> Sample:
+    if not is_gzip(path):  # the end of the file says whether it is whole, whatever the sample size
+        cut = damage(path)
+        if cut is not None:
+            raise cut
     sample = Sample(str(path), "json", [], [], loader={"builder": "json", "data_files": str(path)})
     decoder = json.JSONDecoder()
     with open_text(path, "utf-8-sig") as f:
@@ -195,8 +209,7 @@ def _read_json_array(path: Path, n: int) -> Sample:
                 idx += 1
             if idx >= len(buf):
                 if eof:
-                    sample.add_problem(f"record {record}", "file ends before the array is closed")
-                    break
+                    raise _cut_short(path, record)
                 buf, idx, eof = _refill(f, buf, idx, path)
                 continue
             if buf[idx] == "]":
@@ -207,6 +220,8 @@ def _read_json_array(path: Path, n: int) -> Sample:
                 if not eof and len(buf) - idx < MAX_LINE_BYTES:
                     buf, idx, eof = _refill(f, buf, idx, path)
                     continue
+                if eof and not buf.rstrip().endswith("]"):
+                    raise _cut_short(path, record) from None
                 msg = getattr(err, "msg", "nested too deeply")
                 why = f"record over the {MAX_LINE_BYTES >> 20} MiB limit" if not eof else f"invalid JSON: {msg}"
                 sample.units_read += 1

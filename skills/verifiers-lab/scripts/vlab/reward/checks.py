@@ -139,7 +139,9 @@ def _isolation_checks(result: Result, incidents: list[dict], output: dict | None
         if seen:
             loading = seen[0]["during"] == "loading the environment"
             hint = _LOAD_TIMEOUT_HINT if kind == "timeout" and loading else _INCIDENT_HINTS[kind]
-            result.fail(f"worker_{kind}", f"{seen[0]['reason']} while {seen[0]['during']} ({len(seen)}x)", hint)
+            running = seen[0].get("functions") or []
+            where = f" in {', '.join(running)}" if running else ""
+            result.fail(f"worker_{kind}", f"{seen[0]['reason']} while {seen[0]['during']}{where} ({len(seen)}x)", hint)
     if output:
         result.data["user_output"] = output
         result.warn(

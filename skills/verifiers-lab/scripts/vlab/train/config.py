@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
@@ -239,15 +240,19 @@ def _coerce(dotted: str, default: Any, value: Any) -> Any:
         raise UsageError(f"config key '{dotted}' must be an integer, got {value!r}")
     if isinstance(default, float):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+            return _finite(dotted, float(value))
         raise UsageError(f"config key '{dotted}' must be a number, got {value!r}")
     if isinstance(default, str):
         if isinstance(value, str):
             return value
         raise UsageError(f"config key '{dotted}' must be a string, got {value!r}")
     if isinstance(default, tuple):
-        if isinstance(value, (list, tuple)) and len(value) == len(default):
-            return tuple(float(v) for v in value)
+        if (
+            isinstance(value, (list, tuple))
+            and len(value) == len(default)
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        ):
+            return tuple(_finite(dotted, float(v)) for v in value)
         raise UsageError(f"config key '{dotted}' must be a list of {len(default)} numbers, got {value!r}")
     if isinstance(default, list):
         if isinstance(value, list):
@@ -257,6 +262,13 @@ def _coerce(dotted: str, default: Any, value: Any) -> Any:
         if isinstance(value, dict):
             return value
         raise UsageError(f"config key '{dotted}' must be a table, got {value!r}")
+    return value
+
+
+def _finite(dotted: str, value: float) -> float:
+    """nan and inf never reach the trainer: the same refusal a numeric flag gives (exit 2)."""
+    if not math.isfinite(value):
+        raise UsageError(f"config key '{dotted}' must be a finite number, got {value!r}")
     return value
 
 

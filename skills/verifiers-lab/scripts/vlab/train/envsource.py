@@ -128,8 +128,9 @@ class VerifiersSource:
         incidents = getattr(self.env, "incidents", [])
         if incidents:
             first = incidents[0]
+            where = f" in {', '.join(first['functions'])}" if first.get("functions") else ""
             raise ToolError(
-                f"{first['reason']} while {first['during']}",
+                f"{first['reason']} while {first['during']}{where}",
                 hint="a reward function or loader must return a value promptly, never exit or crash the process",
             )
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
@@ -13,6 +14,7 @@ from typing import Any
 
 from vlab.core import secrets
 from vlab.core.console import log
+from vlab.core.files import write_atomic, write_fault
 from vlab.core.invocation import command
 from vlab.core.result import PrerequisiteError, Result, UsageError
 from vlab.train.config import TrainConfig
@@ -24,11 +26,45 @@ LOGPROB_TOL_FP32 = 1e-4
 LOGPROB_TOL_LOW_PRECISION = 0.05
 
 
+_LOCKS: dict[str, Any] = {}  # output folder -> its open lock file, held until this process ends
+
+
+def lock_output_dir(out: Path) -> None:
+    """One run writes an output folder at a time: a second run at once is exit 2, naming the first.
+    The lock (flock on OUTPUT_DIR/.vlab-run.lock) goes with the process, however it ends."""
+    import fcntl
+
+    key = str(out.resolve())
+    if key in _LOCKS:  # this process's earlier run (a resume in the same Python)
+        return
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        handle = open(out / ".vlab-run.lock", "a+")  # noqa: SIM115 - held for the life of the process
+    except OSError as err:
+        raise write_fault(err, out) from None
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip() or "?"
+        handle.close()
+        raise UsageError(
+            f"another run (pid {holder}) is writing {out} now",
+            hint="wait for it to finish, or pass --output-dir for a folder of this run's own",
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()))
+    handle.flush()
+    _LOCKS[key] = handle
+
+
 def prepare_output_dir(cfg: TrainConfig, resume: str | None, force: bool) -> Path:
     out = Path(cfg.output_dir)
     metrics = out / METRICS_FILE
     if out.exists() and not out.is_dir():
         raise UsageError(f"output_dir {out} exists and is not a folder")
+    lock_output_dir(out)
     if metrics.exists() and not resume:
         if not force:
             raise UsageError(
@@ -53,7 +89,7 @@ def _truncate_metrics(path: Path, step: int) -> None:
                 keep.append(line)
         except json.JSONDecodeError:
             continue
-    path.write_text("".join(k + "\n" for k in keep), encoding="utf-8")
+    write_atomic(path, "".join(k + "\n" for k in keep), force=True)
 
 
 class _Progress:

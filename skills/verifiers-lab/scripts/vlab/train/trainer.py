@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import errno
 import gc
 import json
 import math
@@ -27,6 +28,7 @@ import numpy as np
 import torch
 
 from vlab.core import secrets
+from vlab.core.files import WRITE_ERRNOS, write_fault
 from vlab.core.invocation import command
 from vlab.core.result import ToolError, UsageError
 from vlab.evals.fields import completion_size, turn_limit_stop
@@ -380,20 +382,28 @@ class Trainer:
         final = self.checkpoint_dir(self.step)
         tmp = final.with_name(final.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        self.model.save_pretrained(tmp)
-        self.tokenizer.save_pretrained(tmp)
-        trainable = {n: p.detach().cpu() for n, p in self.model.named_parameters() if p.requires_grad}
-        torch.save(
-            {
-                "step": self.step,
-                "trainable": trainable,
-                "optimizer": self.optimizer.state_dict(),
-                "scheduler": self.scheduler.state_dict(),
-                "config": secrets.scrub(self.cfg.to_dict()),  # no --env-args secret in a checkpoint
-            },
-            tmp / CKPT_STATE,
-        )
+        try:
+            tmp.mkdir(parents=True)
+            self.model.save_pretrained(tmp)
+            self.tokenizer.save_pretrained(tmp)
+            trainable = {n: p.detach().cpu() for n, p in self.model.named_parameters() if p.requires_grad}
+            torch.save(
+                {
+                    "step": self.step,
+                    "trainable": trainable,
+                    "optimizer": self.optimizer.state_dict(),
+                    "scheduler": self.scheduler.state_dict(),
+                    "config": secrets.scrub(self.cfg.to_dict()),  # no --env-args secret in a checkpoint
+                },
+                tmp / CKPT_STATE,
+            )
+        except BaseException as err:  # a full disk mid-save: no half checkpoint, the earlier ones intact
+            shutil.rmtree(tmp, ignore_errors=True)
+            if isinstance(err, OSError) and err.errno in WRITE_ERRNOS:
+                raise write_fault(err, tmp) from None
+            if isinstance(err, RuntimeError) and "No space left" in str(err):  # torch.save's own wording
+                raise write_fault(OSError(errno.ENOSPC, "No space left on device"), tmp) from None
+            raise
         shutil.rmtree(final, ignore_errors=True)
         tmp.rename(final)  # a checkpoint folder exists only once it is complete
         self._prune()

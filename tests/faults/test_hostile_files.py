@@ -1,0 +1,157 @@
+"""Hostile but legal files and settings (issue 27): CRLF line endings, a UTF-8 BOM, a 100 MB single row,
+a 10 million row file, a symlink loop in a searched folder, LANG=C. The readers give the same verdict as
+on a plain file, within a fixed memory bound (the peak RSS of the script, measured as a child process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import evalfile_fixtures as efx
+import pytest
+from conftest import ROOT, SCRIPTS
+
+ROWS = [{"question": f"What is {i} + 1? (café)", "answer": str(i + 1)} for i in range(60)]
+
+
+MEASURED = """
+import atexit, runpy, sys
+out, script = sys.argv[1], sys.argv[2]
+def peak():  # VmHWM starts again at exec, unlike ru_maxrss (which keeps the forked test process's)
+    hwm = [line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")]
+    open(out, "w").write(hwm[0] if hwm else "0")
+atexit.register(peak)
+sys.argv = sys.argv[2:]
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+def _script(name: str, *args: str, env: dict | None = None, timeout: float = 120) -> tuple[int, dict | str, str, int]:
+    """Run a script as a child; (exit code, JSON object or human stdout, stderr, its own peak RSS in MiB)."""
+    import tempfile
+
+    full_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(SCRIPTS), **(env or {})}
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        proc = subprocess.run(
+            [sys.executable, "-c", MEASURED, rss.name, str(SCRIPTS / f"{name}.py"), *args],
+            capture_output=True,
+            text=True,
+            env=full_env,
+            cwd=ROOT,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        peak = int(rss.read() or 0) >> 10  # KiB -> MiB
+    out: dict | str = json.loads(proc.stdout) if "--json" in args else proc.stdout
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert peak > 0, "the child did not report its memory"
+    return proc.returncode, out, proc.stderr, peak
+
+
+def _dataset(path, newline: bytes = b"\n", bom: bool = False) -> None:
+    body = newline.join(json.dumps(r, ensure_ascii=False).encode() for r in ROWS) + newline
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + body)
+
+
+@pytest.mark.parametrize("kind", ["crlf", "bom", "crlf_bom"])
+@pytest.mark.parametrize("fmt", ["jsonl", "json", "csv"])
+def test_inspect_dataset_reads_crlf_and_bom_like_a_plain_file(tmp_path, kind, fmt):
+    crlf, bom = "crlf" in kind, "bom" in kind
+    path = tmp_path / f"data.{fmt}"
+    nl = b"\r\n" if crlf else b"\n"
+    if fmt == "jsonl":
+        _dataset(path, nl, bom)
+    elif fmt == "json":
+        path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + json.dumps(ROWS, indent=1).encode().replace(b"\n", nl))
+    else:
+        lines = [b"question,answer"] + [f'"{r["question"]}",{r["answer"]}'.encode() for r in ROWS]
+        path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + nl.join(lines) + nl)
+    code, obj, _, _ = _script("inspect_dataset", str(path), "--json")
+    assert code == 0, obj["summary"]
+    assert obj["data"]["roles"]["prompt"]["column"] == "question"  # not "\ufeffquestion"
+    assert obj["data"]["roles"]["answer"]["column"] == "answer"
+    assert obj["data"]["source"]["malformed"]["count"] == 0
+
+
+@pytest.mark.parametrize("kind", ["crlf", "bom"])
+def test_check_reward_distribution_reads_crlf_and_bom_like_a_plain_file(tmp_path, kind):
+    plain = efx.write_plain(tmp_path / "plain.jsonl", efx.mixed_run())
+    hostile = tmp_path / "hostile.jsonl"
+    data = plain.read_bytes()
+    hostile.write_bytes(data.replace(b"\n", b"\r\n") if kind == "crlf" else b"\xef\xbb\xbf" + data)
+    _, want, _, _ = _script("check_reward_distribution", "--results", str(plain), "--json")
+    code, got, _, _ = _script("check_reward_distribution", "--results", str(hostile), "--json")
+    assert code == want["exit_code"], got["summary"]
+    assert got["data"]["counts"] == want["data"]["counts"]
+    assert got["data"]["counts"]["malformed_lines"] == 0
+
+
+def test_symlink_loop_in_a_searched_folder(tmp_path):
+    run = efx.write_classic_run(tmp_path / "outputs" / "evals" / "env--model" / "abcd1234", efx.mixed_run())
+    (run / "loop").symlink_to(tmp_path / "outputs")  # a folder that contains itself
+    (tmp_path / "outputs" / "self").symlink_to(tmp_path / "outputs" / "self")  # a link to itself
+    t0 = time.monotonic()
+    code, obj, _, _ = _script("check_reward_distribution", "--search-dir", str(tmp_path / "outputs"), "--json")
+    assert code in (0, 1), obj["summary"]
+    assert obj["data"]["counts"]["rollouts"] == len(efx.mixed_run())
+    assert time.monotonic() - t0 < 60
+    data = tmp_path / "data"
+    data.mkdir()
+    _dataset(data / "train.jsonl")
+    (data / "loop").symlink_to(data)
+    code, obj, _, _ = _script("inspect_dataset", str(data), "--json")
+    assert code == 0, obj["summary"]
+
+
+@pytest.mark.parametrize("utf8_mode", ["default", "off"])
+@pytest.mark.parametrize("json_flag", [True, False], ids=["json", "human"])
+def test_lang_c(tmp_path, utf8_mode, json_flag):
+    """LANG=C: Python's UTF-8 mode takes over by default; with it off (PYTHONUTF8=0) stdout is ASCII and a
+    dataset's "café" was a UnicodeEncodeError traceback. The JSON escapes it; human output replaces it."""
+    path = tmp_path / "data.jsonl"
+    _dataset(path)
+    env = {"LANG": "C", "LC_ALL": "C", **({"PYTHONUTF8": "0"} if utf8_mode == "off" else {})}
+    args = [str(path), *(["--json"] if json_flag else [])]
+    code, out, err, _ = _script("inspect_dataset", *args, env=env)
+    assert code == 0, (out, err)
+    if json_flag:
+        assert "café" in json.dumps(out, ensure_ascii=False)  # the same object whatever the locale
+    else:
+        assert "inspect_dataset" in out and "caf" in out
+
+
+@pytest.mark.slow
+def test_inspect_dataset_skips_a_100_mb_row_in_flat_memory(tmp_path):
+    path = tmp_path / "data.jsonl"
+    lines = [json.dumps(r).encode() for r in ROWS]
+    lines[5] = json.dumps({"question": "z" * 100_000_000, "answer": "1"}).encode()
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    code, obj, _, peak = _script("inspect_dataset", str(path), "--json")
+    assert code == 0, obj["summary"]
+    examples = obj["data"]["source"]["malformed"]["examples"]
+    assert obj["data"]["source"]["malformed"]["count"] == 1 and examples[0]["where"] == "line 6", examples
+    assert peak < 200, f"peak RSS {peak} MiB for a 100 MB row: the row was held in memory"
+
+
+@pytest.mark.slow
+def test_inspect_dataset_on_10_million_rows_reads_only_its_sample(tmp_path):
+    """Generated in big blocks (about 1 s, 440 MB of disk, removed after): the cost and memory of the
+    sample do not depend on the rows that follow it."""
+    path = tmp_path / "big.jsonl"
+    block = b"".join(json.dumps(r).encode() + b"\n" for r in ROWS[:50]) * 2000  # 100,000 rows
+    with path.open("wb") as f:
+        for _ in range(100):
+            f.write(block)
+    try:
+        t0 = time.monotonic()
+        code, obj, _, peak = _script("inspect_dataset", str(path), "--json")
+        seconds = time.monotonic() - t0
+        assert code == 0, obj["summary"]
+        assert peak < 200, f"peak RSS {peak} MiB"
+        assert seconds < 60
+    finally:
+        path.unlink()
