@@ -12,6 +12,7 @@ Modules:
   prompts      what the prompt must show: options under the key's labels, the function name, passages
   dataset      empty golds, conflicting duplicates, golds outside the options; gold reachability on every row
   verdicts     gold on top, margin, variation, format, hacking, determinism
+  scoreboard   mean reward per probe family (close-to-gold marked), state leaking between rows, one constant answer
   health       finite values, swallowed exceptions, hangs and slowness
   files        --custom cases and --completions with labels
 """
