@@ -254,3 +254,39 @@ def test_multiple_choice_quirks_warn_naming_every_row_and_an_ambiguous_gold_fail
     )
     assert status(result)["choice_prompt"] == "fail" and result.exit_code() == 1
     assert "the gold's text under two labels on 1 row(s) (example_id 7" in message(result, "choice_prompt")
+
+
+# -- v1 ------------------------------------------------------------------------------------------------------
+
+V1_LAST_TAG = """
+class T(vf.Task[Data]):
+    @vf.reward(weight=1.0)
+    async def exact(self, trace: vf.Trace) -> float:
+        found = TAG.findall(trace.last_reply)
+        return 1.0 if found and found[-1] == self.data.answer else 0.0
+"""
+V1_REMEMBERS = """
+SEEN = set()
+
+
+class T(vf.Task[Data]):
+    @vf.reward(weight=1.0)
+    async def exact(self, trace: vf.Trace) -> float:
+        SEEN.add(self.data.answer)
+        found = TAG.findall(trace.last_reply)
+        return 1.0 if found and found[-1] in SEEN else 0.0
+"""
+
+
+@pytest.mark.v1
+def test_v1_a_last_tag_taskset_passes_and_a_taskset_keeping_state_fails(tmp_path):
+    import env_fixtures as efx
+
+    data = efx.write_dataset(tmp_path)
+    result = run(efx.v1_env(tmp_path, "v1_last_tag", V1_LAST_TAG), data, **FAST)
+    assert result.exit_code() == 0, failed(result)
+    st = status(result)
+    assert st["reward_hacking"] == "pass" and st["state_leak"] == "pass" and st["prompt_format"] == "pass"
+    assert {e["family"] for e in result.data["scoreboard"]["families"]} >= {"gold", "wrong", "malformed"}
+    leaking = run(efx.v1_env(tmp_path, "v1_remembers", V1_REMEMBERS), data, **FAST)
+    assert status(leaking)["state_leak"] == "fail", failed(leaking)

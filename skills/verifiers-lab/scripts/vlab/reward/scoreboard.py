@@ -88,8 +88,8 @@ def _pair(env, golds, rows):
     golds = dict(golds) | {r.index: rp.gold_value(r.answer, r.question) for r in after if r.index not in golds}
     candidates = after + [rr.row for rr in rows]
     candidates = [r for r in candidates if golds.get(r.index) is not None]
-    for a in candidates:
-        for b in candidates:
+    for b in candidates:  # b, whose gold the completion states, untouched by the probes where one is
+        for a in candidates:
             if a.index != b.index and not _same(golds[a.index], golds[b.index]):
                 return a, b, golds[b.index]
     return None
