@@ -290,3 +290,29 @@ def test_v1_a_last_tag_taskset_passes_and_a_taskset_keeping_state_fails(tmp_path
     assert {e["family"] for e in result.data["scoreboard"]["families"]} >= {"gold", "wrong", "malformed"}
     leaking = run(efx.v1_env(tmp_path, "v1_remembers", V1_REMEMBERS), data, **FAST)
     assert status(leaking)["state_leak"] == "fail", failed(leaking)
+
+
+# -- several cores --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.classic
+def test_a_large_pass_is_spread_over_workers_with_the_same_scores(tmp_path, monkeypatch):
+    from vlab.env import pool as pool_module
+    from vlab.env.remote import RemoteEnvironment
+
+    data = fx.write_rows(tmp_path, fx.numeric_rows("int", 40))
+    remote = RemoteEnvironment(str(TEMPLATES / "classic-numeric"), {"dataset_path": str(data)})
+    try:
+        items = [(row, f"\\boxed{{{row.answer}}}") for row in remote.rows()] + [
+            (row, "\\boxed{1}") for row in remote.rows()
+        ]
+        alone = remote.score_sync(items)
+        pool = pool_module.ScoringPool(remote, workers=2)
+        assert [s.total for s in pool.score_sync(items[:10])] == [1.0] * 10 and pool.siblings is None  # one worker
+        monkeypatch.setattr(pool_module, "MIN_ITEMS", 0)
+        spread = pool.score_sync(items)
+        assert len(pool.siblings) == 1  # a second worker scored half of the rows
+        assert [s.total for s in spread] == [s.total for s in alone] == [1.0] * 40 + [0.0] * 40
+        pool.close()
+    finally:
+        remote.close()

@@ -22,6 +22,7 @@ from vlab.core import secrets
 from vlab.core.files import ensure_writable, write_atomic
 from vlab.core.result import Result, UsageError
 from vlab.env import Environment, Score
+from vlab.env.pool import ScoringPool
 from vlab.env.remote import LOAD_LIMIT, LoadFailed, RemoteEnvironment
 from vlab.reward import choices, code, dataset, numbers, prompts, scoreboard, verdicts
 from vlab.reward import probes as rp
@@ -102,9 +103,12 @@ def run_test_reward(opts: TestRewardRequest, result: Result) -> Environment:
         _isolation_checks(result, err.incidents, err.output)
         result.summary = f"the environment did not load: {err.message}"
         return None
+    pool = ScoringPool(env)  # a CPU-bound reward's long passes are spread over the machine's cores
     try:
-        _run(env, opts, result, t0)
+        _run(pool, opts, result, t0)
     finally:
+        result.data["scoring_workers"] = 1 + len(pool.siblings or [])
+        pool.close()
         env.close()
         _isolation_checks(result, env.incidents, env.user_output())
     if opts.rows_out:
@@ -215,6 +219,8 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     if environment_kind(list(kinds.values())) == "choice":
         kinds = {r.index: row_kind(r, golds[r.index], expect="choice") for r in scope}
     primary = rp.primary_template(hints, opts.gold_template)
+    if any(k.kind == "code" for k in kinds.values()):
+        env.spread = False  # code rewards start a process per program already: one worker
 
     built = []
     for row in sample:

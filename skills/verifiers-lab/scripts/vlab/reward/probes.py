@@ -182,17 +182,17 @@ _STATED_CONVENTIONS = {"boxed": re.compile(r"\\boxed|\bboxed\b", re.I), "hashes"
 
 
 def prompt_stated_probe_ids(hints: FormatHints, user_template: str | None = None) -> dict[str, str]:
-    """Gold probe ids in the formats the system prompt (or --gold-template) asks for -> a readable name."""
+    """Gold probe ids in the formats the system prompt asks for -> a readable name; the --gold-template
+    format stands for the prompt's only where the prompt's own format is not recognised."""
     system_prompt = hints.system_prompt or ""
     readable = lambda template: fill(template.replace(_THINK_FILLER, ""), "ANSWER").strip()  # noqa: E731
-    stated = {
-        f"gold:{source}": readable(template)
-        for source, template in gold_templates(hints, user_template)
-        if source.startswith("system_prompt") or source == "user"
-    }
+    templates = gold_templates(hints, user_template)
+    stated = {f"gold:{source}": readable(t) for source, t in templates if source.startswith("system_prompt")}
     for name, pattern in _STATED_CONVENTIONS.items():
         if pattern.search(system_prompt):
             stated[f"gold_alt:{name}"] = readable(dict(CONVENTIONS)[name].splitlines()[-1])
+    if not stated and user_template:
+        stated = {"gold:user": readable(user_template)}
     return stated
 
 
