@@ -25,9 +25,16 @@ def _norm(text: str) -> str:
     return " ".join(str(text).split()).lower()
 
 
-def _own_label(text: str) -> str | None:
-    """The label an option's text starts with ('A) 59' -> 'A'), or None."""
-    m = re.match(r"^\s*(?:\(\s*([A-Ja-j]|\d{1,2})\s*\)|([A-Ja-j]|\d{1,2})\s*[).:])", text)
+_OWN = {
+    "letter": re.compile(r"^\s*(?:\(\s*([A-J])\s*\)|([A-J])(?:\)|[.:](?=\s)))"),
+    "index": re.compile(r"^\s*(?:\(\s*(\d{1,2})\s*\)|(\d{1,2})(?:\)|[.:](?=\s)))"),
+}
+
+
+def _own_label(text: str, style: str) -> str | None:
+    """The label an option's text starts with, of the options' own style ('A) 59', 'A)59', '(B) 6' ->
+    'A', 'A', 'B'), or None: '2.5 kg' and 'I think' start with no label."""
+    m = _OWN["letter" if style == "letter" else "index"].match(text)
     return (m.group(1) or m.group(2)) if m else None
 
 
@@ -51,7 +58,7 @@ def choice_problems(row: Row, kind: RowKind, gold: str | None = None) -> list[tu
         return out
     keys = key_labels(gold, options) if gold is not None else []
     for label, text in zip(options.labels, options.texts):
-        own = _own_label(text)
+        own = _own_label(text, options.style)
         if own is None:
             continue
         if own.upper() == label.upper():
