@@ -82,6 +82,12 @@ def correct(completion, answer, parser):
     m = re.search(r"\\boxed\{([^{}]*)\}", text or "")
     return 1.0 if m and m.group(1).strip() == answer.strip() else 0.0
 """
+HASHES = r"""
+def correct(completion, answer, parser):
+    text = completion[-1]["content"] if isinstance(completion, list) else completion
+    found = re.findall(r"####\s*(-?\d+)", text or "")
+    return 1.0 if found and found[-1] == answer.strip() else 0.0
+"""
 # Remembers every gold it was asked about and pays any of them: state kept between rows.
 REMEMBERS = """
 SEEN = set()
@@ -187,6 +193,14 @@ def test_the_format_the_prompt_asks_for_is_checked_or_reported(tmp_path):
     # ...and with that format stated, the gold written that way earning less than the top reward fails
     told = run(env(tmp_path, "box_vs_odd", EXACT_BOX, odd), data, gold_template="RESULT {answer}", **FAST)
     assert status(told)["prompt_format"] == "fail" and told.exit_code() == 1
+    # the question itself asks for \boxed{} (MATH-style), the reward reads '#### N': a failure, not a skip
+    rows = [dict(r, question=r["question"] + " Put the final answer in \\boxed{}.") for r in fx.numeric_rows("int")]
+    hashes = run(
+        env(tmp_path, "hash_vs_box", HASHES, "You are a careful solver."),
+        fx.write_rows(tmp_path, rows, "q.jsonl"),
+        **FAST,
+    )
+    assert status(hashes)["gold_reward"] == "pass" and status(hashes)["prompt_format"] == "fail", failed(hashes)
 
 
 @pytest.mark.classic

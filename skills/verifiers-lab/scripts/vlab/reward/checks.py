@@ -296,7 +296,7 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     verdicts.margin_check(result, rows, fn, opts)
     verdicts.varies_check(result, rows, env)
     verdicts.format_check(result, rows)
-    stated = rp.prompt_stated_probe_ids(hints, opts.gold_template)
+    stated = rp.prompt_stated_probe_ids(hints, opts.gold_template, _user_text(rows[0].row))
     verdicts.prompt_format_check(result, rows, stated, fn, hints.system_prompt or _user_text(rows[0].row))
     verdicts.hack_check(result, rows, fn)
     carried = numbers.symbols_in_data([*golds.values(), *(r.question for r in scope), hints.system_prompt])

@@ -181,10 +181,13 @@ CONVENTIONS = [
 _STATED_CONVENTIONS = {"boxed": re.compile(r"\\boxed|\bboxed\b", re.I), "hashes": re.compile(r"####")}
 
 
-def prompt_stated_probe_ids(hints: FormatHints, user_template: str | None = None) -> dict[str, str]:
-    """Gold probe ids in the formats the system prompt asks for -> a readable name; the --gold-template
-    format stands for the prompt's only where the prompt's own format is not recognised."""
-    system_prompt = hints.system_prompt or ""
+def prompt_stated_probe_ids(
+    hints: FormatHints, user_template: str | None = None, user_text: str = ""
+) -> dict[str, str]:
+    """Gold probe ids in the formats the system prompt asks for (\\boxed{} and #### also in the user's
+    message) -> a readable name; the --gold-template format stands for the prompt's only where the
+    prompt's own format is not recognised."""
+    system_prompt = (hints.system_prompt or "") + "\n" + (user_text or "")
     readable = lambda template: fill(template.replace(_THINK_FILLER, ""), "ANSWER").strip()  # noqa: E731
     templates = gold_templates(hints, user_template)
     stated = {f"gold:{source}": readable(t) for source, t in templates if source.startswith("system_prompt")}
