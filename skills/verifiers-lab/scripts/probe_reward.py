@@ -22,13 +22,13 @@ gold where a sound parser does not read it. The rule: a sound parser reads ONE a
 last (the last \\boxed{}, the last line, a tag on text) or, for tags, the first (verifiers
 0.3's XMLParser on chat messages); so in repeated tags the gold sits between two wrong answers
 (only a reward that takes any of several answers is paid), and for \\boxed{} formats the gold
-is also written in the first of two boxes (a reward reading the first box is paid). Then probes for the row's answer kind: numbers (51 for 51.0,
-\\frac{1}{2} and .5 for 0.5 must earn the reward; 51.4 for 51, a flipped sign, a dropped
-digit must not; 2\\pi for 2 must not where the dataset's golds or prompts carry pi, and
-only warns elsewhere; a comma in a list, tuple or interval such as -2,1 is never a thousands
-separator), multiple choice (every option label the prompt
-shows, exactly one of which must pay; (B), B), \\text{B}, \\textbf{B} and the option's
-text), code (the reference program raw and fenced, a syntax error, an infinite loop,
+is also written in the first of two boxes (a reward reading the first box is paid).
+Then probes for the row's answer kind: numbers (51 for 51.0, \\frac{1}{2} and .5 for 0.5
+must earn the reward; 51.4 for 51, a flipped sign, a dropped digit must not; 2\\pi for 2
+must not where the dataset's golds or prompts carry pi, and only warns elsewhere; a comma
+in a list, tuple or interval such as -2,1 is never a thousands separator), multiple choice
+(every option label the prompt shows, exactly one of which must pay; (B), B), b, \\text{B},
+\\textbf{B} and the option's text), code (the reference program raw and fenced, a syntax error, an infinite loop,
 sys.exit(0), os._exit(0), SystemExit, atexit, an always-equal object, an int subclass,
 patched builtins, reading the test source). Each probe is scored by every reward function
 and by the weighted total. Checks: gold earns the top reward; gold beats wrong/malformed by
