@@ -28,9 +28,9 @@ must earn the reward; 51.4 for 51, a flipped sign, a dropped digit must not; 2\\
 must not where the dataset's golds or prompts carry pi, and only warns elsewhere; a comma
 in a list, tuple or interval such as -2,1 is never a thousands separator), multiple choice
 (every option label the prompt shows, exactly one of which must pay; (B), B), b, \\text{B},
-\\textbf{B} and the option's text), code (the reference program raw and fenced, a syntax error, an infinite loop,
-sys.exit(0), os._exit(0), SystemExit, atexit, an always-equal object, an int subclass,
-patched builtins, reading the test source). Each probe is scored by every reward function
+\\textbf{B} and the option's text), code (the reference program raw and fenced, a syntax
+error, an infinite loop, sys.exit(0), os._exit(0), SystemExit, atexit, an always-equal
+object, an int subclass, patched builtins, reading the test source). Each probe is scored by every reward function
 and by the weighted total. Checks: gold earns the top reward; gold beats wrong/malformed by
 --margin on the correctness function; rewards vary; the gold written in the format the prompt
 asks for earns the top reward (a format sentence it cannot read is a warning: state it with
