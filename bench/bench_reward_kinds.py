@@ -9,6 +9,8 @@ child process running the tests). Each side scores the same (row, completion) pa
 the same reward:
   * test_reward's path: ``env.score_sync`` (instrumented, rows scored concurrently; code
     programs run in parallel child processes), and
+  * test_reward's path since issue 22 (numeric): ``ScoringPool`` over the child worker test_reward
+    loads, siblings on the other cores started inside the timed call (pooled_*), and
   * a plain sequential loop of ``await rubric.score_rollout(state)`` on a separately loaded,
     un-instrumented copy.
 Prints one JSON line with probes/s of both and their ratio. Needs the classic API (the
@@ -32,6 +34,9 @@ from make_data import make_rows  # noqa: E402
 
 from vlab.core.installed import verifiers_info  # noqa: E402
 from vlab.env import compat, load_env  # noqa: E402
+from vlab.env import pool as pool_module  # noqa: E402
+from vlab.env.pool import ScoringPool  # noqa: E402
+from vlab.env.remote import RemoteEnvironment  # noqa: E402
 from vlab.reward import numbers  # noqa: E402
 from vlab.reward import probes as rp  # noqa: E402
 
@@ -86,11 +91,30 @@ def measure(kind: str, rows: int, folder: Path) -> dict:
     t = time.perf_counter()
     ours = env.score_sync(items, timeout=30.0, concurrency=concurrency)
     ours_s = time.perf_counter() - t
+    pooled = {}
+    if kind == "numeric":  # test_reward's path since issue 22: a worker per core, siblings started in the timing
+        remote = RemoteEnvironment(str(template), {"dataset_path": str(data)})
+        pool = ScoringPool(remote)
+        remote_items = items_for(kind, remote)
+        pool.score_sync(
+            remote_items[: pool_module.MIN_ITEMS - 1], timeout=30.0, concurrency=concurrency
+        )  # the probes before
+        t = time.perf_counter()
+        pooled_scores = pool.score_sync(remote_items, timeout=30.0, concurrency=concurrency)
+        pooled_s = time.perf_counter() - t
+        workers = 1 + len(pool.siblings or [])
+        pool.close()
+        remote.close()
+        pooled = {"pooled_probes_per_s": round(len(items) / pooled_s, 1), "workers": workers}
     sys.path.insert(0, str(template))
     module = __import__(template.name.replace("-", "_"))
     base_s, base_rewards = asyncio.run(plain_loop(module, str(data), items))
     same = [s.total for s in ours] == base_rewards
-    return {
+    if pooled:
+        same = same and [s.total for s in pooled_scores] == base_rewards
+        pooled["pooled_ratio"] = round(base_s / pooled_s, 2)
+        pooled["seconds_pooled"] = round(pooled_s, 2)
+    return pooled | {
         "kind": kind,
         "rows": rows,
         "probes": len(items),

@@ -113,6 +113,15 @@ CHOICE = {
         "    listed = '\\n'.join(f'{LETTERS[i]}) {c}' for i, c in enumerate(own))\n"
         "    return {'question': row['question'] + '\\n\\n' + listed, 'answer': LETTERS[row['key']]}\n",
     ),
+    # options that carry labels of their own, other than the ones they are shown with: 'A) B) 21'
+    "relettered_own_labels": (
+        "def correct(completion, answer, parser):\n    return 1.0 if (parser.parse_answer(completion) or '').strip() == answer else 0.0\n",
+        "def to_row(row):\n"
+        "    k = len(row['choices'])\n"
+        "    own = [f'{LETTERS[(i + 1) % k]}) {c}' for i, c in enumerate(row['choices'])]\n"
+        "    listed = '\\n'.join(f'{LETTERS[i]}) {c}' for i, c in enumerate(own))\n"
+        "    return {'question': row['question'] + '\\n\\n' + listed, 'answer': LETTERS[row['key']]}\n",
+    ),
     # the letter compared as written: \\text{B} and \\textbf{B} score 0
     "strict_letter": (
         "def correct(completion, answer, parser):\n    return 1.0 if (parser.parse_answer(completion) or '').strip().strip('()').upper() == answer else 0.0\n",
@@ -185,6 +194,11 @@ def numeric_rows(kind: str, n: int = 12) -> list[dict]:
     if kind == "latex":  # MATH-style golds: fractions, roots, pi, tuples, polynomials
         golds = [r"\frac{1}{2}", r"3\sqrt{2}", r"\frac{14}{3}", r"2\pi", "(1,2)", "x^2+1", r"\dfrac{3}{4}", "5/6"]
         return [{"question": f"Problem {i}: compute the value.", "answer": golds[i % len(golds)]} for i in range(n)]
+    if kind == "pi":  # prompts that speak of pi: 30\pi for 30 is a near miss a policy could write
+        return [
+            {"question": f"What is {i} + 30? Write multiples of \\pi as k\\pi.", "answer": str(i + 30)}
+            for i in range(n)
+        ]
     return [{"question": f"What is {i} + 30?", "answer": str(i + 30)} for i in range(n)]
 
 

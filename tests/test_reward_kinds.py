@@ -59,7 +59,7 @@ def test_the_numeric_template_passes_on_latex_golds_in_every_row(tmp_path):
         ("string_compare", "float", "number_forms", "integer_form"),  # "31" for gold "31.0"
         ("truncating", "int", "near_misses", "truncated_decimal"),  # int(float("30.4")) == 30
         ("float_compare", "half", "number_forms", "latex_fraction"),  # \frac{1}{2} for 0.5
-        ("first_number", "int", "near_misses", "times_pi"),  # \boxed{30\pi} for 30
+        ("first_number", "pi", "near_misses", "times_pi"),  # \boxed{30\pi} for 30, where prompts speak of pi
     ],
 )
 def test_a_numeric_defect_fails_its_check(tmp_path, env, rows, check, shown):
@@ -91,7 +91,7 @@ def test_the_multiple_choice_template_passes_every_choice_check(tmp_path):
         ("one_based_read_as_zero", "gold_reachable", "does not earn the top reward"),  # 1-based read as 0-based
         ("no_options", "choice_prompt", "lists no options"),
         ("relettered", "choice_prompt", "re-lettered or reordered"),
-        ("labelled_twice", "choice_prompt", "labelled twice"),
+        ("relettered_own_labels", "choice_prompt", "makes the gold's label ambiguous"),
         ("strict_letter", "choice_forms", "text"),  # \text{B} and \textbf{B} score 0
     ],
 )

@@ -411,6 +411,10 @@ def test_human_report_shows_probe_table_and_disagreements(tmp_path, capsys):
     text = buf.getvalue()
     assert "hack:many_candidates" in text and "substring_match" in text and "mean call ms" in text
     assert "disagreeing" in text and "<answer>85</answer>" in text
+    # the scoreboard: the lenient reward pays the hacks as much as the gold, and says so
+    assert "scoreboard: mean reward per probe family" in text and "CLOSE TO GOLD" in text
+    board = {e["family"]: e for e in result.data["scoreboard"]["families"]}
+    assert board["hack:many_candidates"]["close_to_gold"] and not board["wrong"]["close_to_gold"]
     render(result, None, request)  # plain text when rich is missing
     assert "hack:repeated_tags" in capsys.readouterr().out
 

@@ -17,22 +17,38 @@ On the first 5 rows (--num-examples N: N rows) it builds probes from the row's a
 the environment's expected format (parser, system prompt, \\boxed{}, ####, --gold-template):
 gold, gold in alternative formats, wrong, malformed (empty/whitespace/no tags) and
 reward-hacking probes (many candidate values, every number in the question, gold in the
-wrong tag, a long rambling text, repeated tags), then probes for the row's answer kind:
-numbers (51 for 51.0, \\frac{1}{2} and .5 for 0.5 must earn the reward; 51.4 for 51, a
-flipped sign, 2\\pi for 2 must not), multiple choice (every option label the prompt
-shows, exactly one of which must pay; (B), B), \\text{B}, \\textbf{B} and the option's
-text), code (the reference program raw and fenced, a syntax error, an infinite loop,
-sys.exit(0), os._exit(0), SystemExit, atexit, an always-equal object, an int subclass,
-patched builtins, reading the test source). Each probe is scored by every reward function
+wrong tag, a long rambling text, the prompt echoed back, repeated tags). Hack probes put the
+gold where a sound parser does not read it. The rule: a sound parser reads ONE answer, the
+last (the last \\boxed{}, the last line, a tag on text) or, for tags, the first (verifiers
+0.3's XMLParser on chat messages); so in repeated tags the gold sits between two wrong answers
+(only a reward that takes any of several answers is paid), and for \\boxed{} formats the gold
+is also written in the first of two boxes (a reward reading the first box is paid).
+Then probes for the row's answer kind: numbers (51 for 51.0, \\frac{1}{2} and .5 for 0.5
+must earn the reward; 51.4 for 51, a flipped sign, a dropped digit must not; 2\\pi for 2
+must not where the dataset's golds or prompts carry pi, and only warns elsewhere; a comma
+in a list, tuple or interval such as -2,1 is never a thousands separator), multiple choice
+(every option label the prompt shows, exactly one of which must pay; (B), B), b, \\text{B},
+\\textbf{B} and the option's text), code (the reference program raw and fenced, a syntax
+error, an infinite loop, sys.exit(0), os._exit(0), SystemExit, atexit, an always-equal
+object, an int subclass, patched builtins, reading the test source). Each probe is scored by every reward function
 and by the weighted total. Checks: gold earns the top reward; gold beats wrong/malformed by
---margin on the correctness function; rewards vary; no hacking probe or near miss earns
-the gold reward; scoring is deterministic; values are finite; no function raised (even
-when the classic Rubric swallowed it); no function hangs or is slow.
+--margin on the correctness function; rewards vary; the gold written in the format the prompt
+asks for earns the top reward (a format sentence it cannot read is a warning: state it with
+--gold-template); no hacking probe or near miss earns the gold reward; no wrong option earns
+partial credit, lower-case letters count; scoring is deterministic; one completion scores the
+same before and after another row is scored (state_leak); values are finite; no function
+raised (even when the classic Rubric swallowed it); no function hangs or is slow. How often
+the dataset's most common gold, given as a constant answer, is paid is reported
+(constant_answer). A scoreboard of the mean reward per probe family (gold, wrong, each hack,
+near misses, malformed, equivalent forms), families close to the gold marked, heads the
+report (data.scoreboard in --json).
 
 Then the whole dataset (every row; --num-examples N: the first N): no empty gold, no prompt
 repeated with a different gold, every multiple-choice gold names an option, every prompt
 shows what the reward needs (the options under the answer key's labels, labelled once;
-the function the tests call; a passage the row carries), and the gold of every row earns
+the function the tests call; the question and a passage the row carries; two options with
+the same text or a label repeated inside an option are named row by row, failing only where
+they make the gold ambiguous; --rows-out FILE lists them all), and the gold of every row earns
 the top reward, scored until --reach-seconds runs out (the count probed is reported).
 
 --completions FILE  JSON Lines of real completions: example_id (row index) or the row's
@@ -134,6 +150,13 @@ def build_parser():
         help="least reward/label agreement for --completions (default 0.9)",
     )
     parser.add_argument(
+        "--rows-out",
+        metavar="FILE",
+        help="write every row a dataset or prompt check names (duplicate options, doubled labels, missing "
+        "columns, unreachable golds) to FILE as JSON Lines",
+    )
+    parser.add_argument("--force", action="store_true", help="replace the --rows-out file when it exists")
+    parser.add_argument(
         "--concurrency", type=numbers.integer(1, 1024), default=32, help="rows scored concurrently (default 32)"
     )
     judge = parser.add_argument_group(
@@ -195,6 +218,8 @@ def request(args):
         skip_probes=args.no_probes,
         reach_seconds=args.reach_seconds,
         load_timeout=args.load_timeout,
+        rows_out=args.rows_out,
+        force=args.force,
     )
 
 

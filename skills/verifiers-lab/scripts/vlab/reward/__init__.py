@@ -14,6 +14,7 @@ Modules:
   validate     the taskset's own validate() on the checked rows (what vf-validate runs)
   dataset      empty golds, conflicting duplicates, golds outside the options; gold reachability on every row
   verdicts     gold on top, margin, variation, format, hacking, determinism
+  scoreboard   mean reward per probe family (close-to-gold marked), state leaking between rows, one constant answer
   health       finite values, swallowed exceptions, hangs and slowness
   files        --custom cases and --completions with labels
   judge        judge-scored rewards (--judge stub / --judge-base-url): injection probes, verdict forms, cost

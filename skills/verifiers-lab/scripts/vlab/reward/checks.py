@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vlab.core import secrets
+from vlab.core.files import ensure_writable, write_atomic
 from vlab.core.result import Result, UsageError
 from vlab.env import Environment, Score
+from vlab.env.pool import ScoringPool
 from vlab.env.remote import LOAD_LIMIT, LoadFailed, RemoteEnvironment
-from vlab.reward import choices, code, dataset, labels, numbers, prompts, verdicts
+from vlab.reward import choices, code, dataset, labels, numbers, prompts, scoreboard, verdicts
 from vlab.reward import probes as rp
 from vlab.reward.conversation import conversation_checks
 from vlab.reward.files import completion_checks, custom_checks
@@ -63,6 +65,8 @@ class TestRewardRequest:
     reach_seconds: float = REACH_SECONDS
     load_timeout: float | None = None  # None: the worker's load time limit (vlab.env.remote.LOAD_LIMIT)
     judge: JudgeSettings = field(default_factory=JudgeSettings)  # --judge stub / --judge-base-url (reward.judge)
+    rows_out: str | None = None  # JSON Lines file for every row a dataset or prompt check names
+    force: bool = False  # replace rows_out when it exists
 
     def __post_init__(self) -> None:
         if not self.env:
@@ -87,6 +91,8 @@ class TestRewardRequest:
             raise UsageError("--timeout must be positive and --concurrency at least 1")
         if self.reach_seconds < 0:
             raise UsageError("--reach-seconds must be 0 (skip the pass over the dataset) or more")
+        if self.rows_out:
+            ensure_writable(self.rows_out, self.force)  # refused before the environment loads
         if self.skip_probes and not (self.completions or self.custom):
             raise UsageError("--no-probes leaves nothing to score", hint="add --completions FILE or --custom FILE")
 
@@ -113,12 +119,38 @@ def _load_and_run(opts: TestRewardRequest, result: Result, env_args: dict, serve
         _isolation_checks(result, err.incidents, err.output)
         result.summary = f"the environment did not load: {err.message}"
         return None
+    pool = ScoringPool(env)  # a CPU-bound reward's long passes are spread over the machine's cores
     try:
-        _run(env, opts, result, t0, server)
+        _run(pool, opts, result, t0, server)
     finally:
+        result.data["scoring_workers"] = 1 + len(pool.siblings or [])
+        pool.close()
         env.close()
         _isolation_checks(result, env.incidents, env.user_output())
+    if opts.rows_out:
+        _write_rows(result, opts)
     return env
+
+
+def _write_rows(result: Result, opts: TestRewardRequest) -> None:
+    """Every row a check named, one JSON object a line: check, example_id, status, problem."""
+    lines = [
+        {"check": cid, **finding}
+        for cid, findings in (result.data.get("row_findings") or {}).items()
+        for finding in findings
+    ]
+    reach = result.data.get("reachability") or {}
+    lines += [
+        {
+            "check": "gold_reachable",
+            "example_id": e["example_id"],
+            "status": "fail",
+            "problem": f"gold {e['gold']!r} earns {e['best']} at best",
+        }
+        for e in reach.get("all_unreachable", [])
+    ]
+    write_atomic(opts.rows_out, "".join(json.dumps(line) + "\n" for line in lines), force=opts.force)
+    result.data["rows_out"] = {"path": opts.rows_out, "rows": len(lines)}
 
 
 _INCIDENT_HINTS = {
@@ -207,7 +239,7 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     scope = env.rows(-1 if opts.num_examples is None else opts.num_examples)
     sample = scope[: PROBE_ROWS if opts.num_examples is None else len(scope)]
     hints = env.format_hints()
-    golds = {r.index: rp.gold_value(r.answer) for r in scope}
+    golds = {r.index: rp.gold_value(r.answer, r.question) for r in scope}
     kinds = {r.index: row_kind(r, golds[r.index]) for r in scope}
     if environment_kind(list(kinds.values())) == "choice":
         kinds = {r.index: row_kind(r, golds[r.index], expect="choice") for r in scope}
@@ -215,6 +247,8 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     if space is not None:
         kinds = {i: labels.label_kind() if i in space.offered else k for i, k in kinds.items()}
     primary = rp.primary_template(hints, opts.gold_template)
+    if any(k.kind == "code" for k in kinds.values()):
+        env.spread = False  # code rewards start a process per program already: one worker
 
     built = []
     for row in sample:
@@ -259,6 +293,8 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
             extra = labels.label_probes(rr.gold, space, template)
         elif kind.kind == "code" and rp.gold_established(rr):
             extra = code.hack_probes(kind, rr.gold, template)
+        if kind.kind != "code" and rp.gold_established(rr):
+            extra = extra + rp.first_box_probe(rr.gold, template)
         second.append(rp.RowProbes(rr.row, rr.gold, extra))
     # Code probes start child processes, and an infinite loop holds one for the program timeout: a few
     # rows at a time, so no call waits for a free slot longer than --timeout.
@@ -290,25 +326,35 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     verdicts.margin_check(result, rows, fn, opts)
     verdicts.varies_check(result, rows, env)
     verdicts.format_check(result, rows)
-    verdicts.prompt_format_check(result, rows, rp.prompt_stated_probe_ids(hints), fn)
+    stated = rp.prompt_stated_probe_ids(hints, opts.gold_template, _user_text(rows[0].row))
+    verdicts.prompt_format_check(result, rows, stated, fn, hints.system_prompt or _user_text(rows[0].row))
     verdicts.hack_check(result, rows, fn)
-    numbers.check_numbers(result, rows, fn, rp.gold_established)
+    carried = numbers.symbols_in_data([*golds.values(), *(r.question for r in scope), hints.system_prompt])
+    numbers.check_numbers(result, rows, fn, rp.gold_established, carried)
     choices.check_choices(result, rows, kinds, fn)
     if space is not None:
         labels.check_label_probes(result, rows, fn, rp.gold_established)
     if opts.preset == "gsm8k":
         verdicts.equivalent_check(result, rows, fn)
     verdicts.determinism_check(result, first, again)
+    if kind_name != "code":
+        scoreboard.state_leak_check(result, env, opts, golds, rows, built, fn)
+        scoreboard.constant_answer_info(result, env, opts, rows, built, fn)
+    result.data["scoreboard"] = scoreboard.families(rows, fn)
 
     # the whole dataset (or the --num-examples rows)
     dataset.check_rows(result, scope, golds, kinds)
-    prompts.check_prompts(result, scope, kinds)
+    prompts.check_prompts(result, scope, kinds, golds)
     check_validate(result, env, scope, opts.timeout)
     if space is not None:
         labels.check_label_space(result, scope, golds, space)
         result.data["probes"]["labels"] = {"labels": list(space.labels), "from": space.source}
     _reachability(result, env, opts, scope, golds, kinds, rows, built, fn)
     return first + again
+
+
+def _user_text(row) -> str:
+    return " ".join(str(m.get("content") or "") for m in row.prompt if m.get("role") == "user")
 
 
 def _results(built: list[rp.RowProbes], scores: list[Score]) -> list[rp.RowResult]:
@@ -319,12 +365,7 @@ def _results(built: list[rp.RowProbes], scores: list[Score]) -> list[rp.RowResul
     return out
 
 
-def _best_format(rr: rp.RowResult, built: rp.RowProbes) -> str:
-    """The template of the gold probe that scored best on this row (the primary one when none did)."""
-    best = rp.best_gold(rr)
-    if best is not None and best.probe.id in built.formats:
-        return built.formats[best.probe.id]
-    return next(iter(built.formats.values()), rp.CONVENTIONS[0][1])
+_best_format = rp.best_format
 
 
 def _reachability(

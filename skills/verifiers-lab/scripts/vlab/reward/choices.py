@@ -15,7 +15,7 @@ from __future__ import annotations
 from vlab import catalog
 from vlab.inspect.formats import as_letter
 from vlab.reward.kinds import PromptOptions, RowKind
-from vlab.reward.probes import EPS, Probe, RowResult, best_gold, fill, value
+from vlab.reward.probes import EPS, Probe, RowResult, answer_part, best_gold, fill, value
 
 LABEL = "choice_label"
 FORM = "choice_form"
@@ -81,6 +81,9 @@ def form_probes(rr: RowResult, kind: RowKind, template: str, fn: str | None) -> 
     for name, form in _FORMS.items():
         probes.append(Probe(f"{FORM}:{name}", FORM, fill(template, form.format(label))))
         probes.append(Probe(f"{NEAR}:wrong_{name}", NEAR, fill(template, form.format(wrong))))
+    if len(label) == 1 and label.isalpha() and label.isupper():  # models write "b" for B
+        probes.append(Probe(f"{FORM}:lowercase", FORM, fill(template, label.lower())))
+        probes.append(Probe(f"{NEAR}:wrong_lowercase", NEAR, fill(template, wrong.lower())))
     if options.texts[index].strip().lower() != options.texts[wrong_index].strip().lower():
         probes.append(Probe(f"{FORM}:option_text", FORM, fill(template, options.texts[index])))
         probes.append(Probe(f"{NEAR}:wrong_option_text", NEAR, fill(template, options.texts[wrong_index])))
@@ -132,6 +135,40 @@ def check_choices(result, rows: list[RowResult], kinds: dict[int, RowKind], fn: 
             f"exactly one of the prompt's option labels earns the reward on {reached}/{len(choice_rows)} rows",
         )
     _check_forms(result, choice_rows, fn)
+    _check_partial_credit(result, choice_rows, fn)
+
+
+def _check_partial_credit(result, rows: list[RowResult], fn: str | None) -> None:
+    """choice_partial_credit: a wrong option earns nothing (no more than 0, or an empty answer) from the correctness function."""
+    if fn is None:
+        result.skip(
+            "choice_partial_credit", "no reward function is known to judge correctness (the total mixes in format)"
+        )
+        return
+    credited, tried = [], 0
+    for rr in rows:
+        labels = rewarded_labels(rr, fn)
+        empty = [value(p, fn) for p in rr.of("malformed") if p.probe.id == "malformed:empty"]
+        if len(labels) != 1 or not empty:
+            continue
+        tried += 1
+        wrong = [p for p in rr.of(LABEL) + rr.of(NEAR) if p.probe.id.split(":", 1)[1] not in labels]
+        floor = min(empty[0], 0.0) if empty[0] > float("-inf") else 0.0  # what an empty answer gets, or 0
+        paid = [p for p in wrong if value(p, fn) > floor + EPS]
+        if paid:
+            credited.append((rr, paid[0]))
+    if not tried:
+        result.skip("choice_partial_credit", "no probed row has exactly one rewarded option to compare with")
+    elif credited:
+        rr, p = credited[0]
+        result.fail(
+            "choice_partial_credit",
+            f"a wrong option earns {value(p, fn):.3g} from {fn!r} on {len(credited)}/{tried} rows (e.g. "
+            f"{answer_part(p.probe.text)!r}, example_id {rr.row.index}): guessing any option pays",
+            "pay 0 for a wrong option; a format reward belongs in its own function",
+        )
+    else:
+        result.passed("choice_partial_credit", f"wrong options earn nothing from {fn!r} ({tried} rows)")
 
 
 def _check_forms(result, rows: list[RowResult], fn: str | None) -> None:
@@ -180,4 +217,4 @@ def _check_forms(result, rows: list[RowResult], fn: str | None) -> None:
 
 
 def _shown(p) -> str:
-    return p.probe.text.strip().splitlines()[-1][:60]
+    return answer_part(p.probe.text)

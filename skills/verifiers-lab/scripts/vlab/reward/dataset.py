@@ -160,6 +160,7 @@ def check_reachable(
         "budget_seconds": budget,
         "unreachable": len(unreachable),
         "examples": [{"example_id": r.index, "gold": g, "best": s} for r, g, s in unreachable[:SHOWN]],
+        "all_unreachable": [{"example_id": r.index, "gold": g, "best": s} for r, g, s in unreachable],
     }
     if unreachable:
         ids = "; ".join(f"example_id {r.index} gold {g!r} (best {rp_fmt(s)})" for r, g, s in unreachable[:SHOWN])

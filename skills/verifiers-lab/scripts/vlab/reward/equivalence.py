@@ -20,6 +20,24 @@ _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _SEVERAL = re.compile(r"(?<![\d.])\d+\s+\d+(?![\d./])")
 _DECIMAL = re.compile(r"-?(?:\d+\.?\d*|\.\d+)")
 _FRACTION = re.compile(r"(-?\d+)\s*/\s*(\d+)|\\d?frac\{(-?\d+)\}\{(\d+)\}")
+# A comma is a thousands separator only between groups of three digits ("1,234", "1{,}234"); in "-2,1",
+# "(1,2)" or "[0,3)" it separates the values of a list, a tuple or an interval.
+_GROUPED = re.compile(r"-?\$?\d{1,3}(?:(?:,|\{,\})\d{3})+(?:\.\d+)?")
+# The question asks for several values: a grouped-looking "1,234" is then a list too.
+_ASKS_LIST = re.compile(
+    r"separated by commas|comma[- ]separated|\ball (?:the |possible |real )?(?:roots|solutions|values)", re.I
+)
+
+
+def without_separators(text: str, question: str = "") -> str:
+    """The number with its thousands separators removed ("1,234" -> "1234"); anything else as it is.
+
+    Answers are read by kind before any normalisation: a list ("-2,1"), a tuple or an interval keeps
+    its commas, and so does a grouped-looking answer to a question that asks for several values."""
+    t = text.strip()
+    if _GROUPED.fullmatch(t) and not _ASKS_LIST.search(question or ""):
+        return t.replace("{,}", "").replace(",", "")
+    return t
 
 
 def integer_verdict(a: str, b: str) -> bool | None:
@@ -48,7 +66,7 @@ def same_value(a: str, b: str) -> bool:
 
 def exact(text: str) -> Fraction | None:
     """The exact rational a plain numeric answer states (51, 51.0, .5, 1/2, \\frac{1}{2}), or None."""
-    t = text.strip().replace(",", "").replace("{,}", "").replace("$", "")
+    t = without_separators(text).replace("$", "")
     if _DECIMAL.fullmatch(t):
         return Fraction(t)
     m = _FRACTION.fullmatch(t)

@@ -27,6 +27,7 @@ TESTS_FIELDS = ("tests", "test", "test_list", "test_cases", "input_output", "uni
 CHOICES_FIELDS = ("choices", "options", "candidates", "endings")
 ENTRY_FIELDS = ("entry_point", "function_name", "fn_name")
 CONTEXT_FIELDS = ("body", "passage", "context", "article", "document", "story", "paragraph")
+QUESTION_FIELDS = ("question", "problem", "query", "instruction")  # the question column (inspect's prompt names)
 _LINE_OPTION = re.compile(r"^[ \t]*(?:\(([A-Ja-j]|\d{1,2})\)|([A-Ja-j]|\d{1,2})[).:])[ \t]*(\S.*?)[ \t]*$", re.M)
 _INLINE_OPTION = re.compile(r"\(([A-J])\)\s*(.+?)(?=\s*\([A-J]\)|$)", re.S)
 

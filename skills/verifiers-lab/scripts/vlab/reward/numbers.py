@@ -5,21 +5,32 @@ Every spelling offered as equivalent is first confirmed equal to the gold by mat
 on a probe that is itself wrong. Spellings a model writes for that value (51 for a gold of
 51.0, \\frac{1}{2} and .5 for 0.5, 0.5 for 1/2) must earn the gold reward: a reward that
 rejects them fails ``number_forms``. Cosmetic ones (51.0 for 51, 1,000, 1{,}000) only warn.
-A near miss (51.4 for 51, the sign flipped, 2\\pi for 2, a digit appended) must never earn
-it: a reward that pays one fails ``near_misses``.
+A near miss of the gold's own kind (51.4 for 51, the sign flipped, a digit appended or dropped)
+must never earn it: a reward that pays one fails ``near_misses``. A symbolic factor (2\\pi for 2)
+fails only when the dataset's golds or prompts carry such a symbol (a policy could then write it);
+elsewhere a policy gains nothing by writing it, and paying it is a warning.
 """
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 from vlab.reward.equivalence import decimal_text, exact, same_value
-from vlab.reward.probes import EPS, Probe, RowResult, best_gold, fill, value
+from vlab.reward.probes import EPS, Probe, RowResult, answer_part, best_gold, fill, value
 
 FORM = "number_form"
 NEAR = "near_miss"
 # Spellings whose rejection fails the check (the others warn).
 REQUIRED = {"integer_form", "decimal_form_of_fraction", "leading_point", "latex_fraction"}
+# Near misses a policy writes only where the data speaks of the symbol (the others are the gold's own kind).
+SYMBOLIC = {"times_pi": re.compile(r"\\pi\b|π|\bpi\b", re.I)}
+
+
+def symbols_in_data(texts) -> set[str]:
+    """The SYMBOLIC near misses whose symbol some gold or prompt of the dataset carries."""
+    texts = [t for t in texts if t]
+    return {name for name, pattern in SYMBOLIC.items() if any(pattern.search(t) for t in texts)}
 
 
 def _latex(value: Fraction) -> str:
@@ -41,6 +52,8 @@ def number_probes(gold: str, template: str) -> list[Probe]:
         if abs(n) >= 1000:
             forms += [("thousands_separator", f"{n:,}"), ("latex_thousands", f"{n:,}".replace(",", "{,}"))]
         near += [("truncated_decimal", f"{n}.4"), ("times_pi", f"{n}\\pi"), ("appended_digit", f"{n}0")]
+        if abs(n) >= 10:
+            near.append(("dropped_digit", str(n)[:-1]))
         if n:
             near.append(("sign_flipped", str(-n)))
     elif value is not None:
@@ -67,8 +80,11 @@ def number_probes(gold: str, template: str) -> list[Probe]:
     return probes
 
 
-def check_numbers(result, rows: list[RowResult], fn: str | None, established) -> None:
-    """number_forms and near_misses, on the rows whose gold beats wrong answers."""
+def check_numbers(
+    result, rows: list[RowResult], fn: str | None, established, symbols: set[str] | frozenset = frozenset()
+) -> None:
+    """number_forms and near_misses, on the rows whose gold beats wrong answers. ``symbols``: the SYMBOLIC
+    near misses the dataset's golds or prompts carry (``symbols_in_data``); the others paid only warn."""
     rejected: dict[str, list] = {}
     paid: dict[str, list] = {}
     tried = 0
@@ -86,8 +102,18 @@ def check_numbers(result, rows: list[RowResult], fn: str | None, established) ->
             if value(p, fn) >= top - EPS:
                 paid.setdefault(p.probe.id.split(":", 1)[1], []).append((rr, p))
     if not tried:
+        if any(rr.of(FORM) or rr.of(NEAR) for rr in rows):  # numeric rows, none with a gold to compare with
+            why = "no probed numeric row has a gold answer that beats wrong answers to compare with"
+            result.skip("near_misses", why)
+            result.skip("number_forms", why)
         return
     scorer = f"{fn!r}" if fn else "the total reward"
+    hint = (
+        "compare the value exactly (math-verify: vf.MathRubric, vf.verify_boxed_math_answer), never int(float(x)), "
+        "a substring or the first number found in the answer"
+    )
+    harmless = {k: v for k, v in paid.items() if k in SYMBOLIC and k not in symbols}
+    paid = {k: v for k, v in paid.items() if k not in harmless}
     if paid:
         result.fail(
             "near_misses",
@@ -95,10 +121,18 @@ def check_numbers(result, rows: list[RowResult], fn: str | None, established) ->
             + scorer
             + ": "
             + "; ".join(_example(name, hits) for name, hits in paid.items()),
-            "compare the value exactly (math-verify: vf.MathRubric, vf.verify_boxed_math_answer), never int(float(x)), "
-            "a substring or the first number found in the answer",
+            hint,
         )
         result.step("make the reward compare the whole answer as a value; near misses must score like wrong answers")
+    elif harmless:
+        result.warn(
+            "near_misses",
+            "only symbolic near misses earn the gold reward from "
+            + scorer
+            + ", and no gold or prompt of the dataset carries the symbol, so a policy gains nothing by writing it: "
+            + "; ".join(_example(name, hits) for name, hits in harmless.items()),
+            hint,
+        )
     else:
         result.passed(
             "near_misses", "no near miss (51.4 for 51, a flipped sign, 2\\pi for 2, 510 for 51) earned the gold"
@@ -127,5 +161,5 @@ def check_numbers(result, rows: list[RowResult], fn: str | None, established) ->
 
 def _example(name: str, hits: list) -> str:
     rr, p = hits[0]
-    shown = p.probe.text.strip().splitlines()[-1][:60]
+    shown = answer_part(p.probe.text)
     return f"{name} on {len(hits)} row(s), e.g. {shown!r} for gold {rr.gold!r} (example_id {rr.row.index})"

@@ -29,13 +29,14 @@ from vlab import catalog
 from vlab.core.files import open_binary
 from vlab.core.result import UsageError
 from vlab.env import FormatHints, Row, Score
+from vlab.reward.equivalence import without_separators
 
 EPS = 1e-6
 NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 _THINK_FILLER = "Let me work through this step by step."
 _PLACEHOLDER = re.compile(
     r"<(?:number|answer here|final answer|your answer|integer|int|value|num|n)>|"
-    r"\[(?:number only|number|answer|final answer|your answer|integer)\]|\{answer\}|\bN\b(?=\s*$)",
+    r"\[(?:number only|number|answer|final answer|your answer|integer)\]|\{answer\}|\bN\b(?=\s*$|[\"'`])",
     re.I,
 )
 _TAG_PAIR = re.compile(r"<([A-Za-z_][\w-]*)>\s*(?:\.\.\.|…|[^<>]{0,40})\s*</\1>")
@@ -59,8 +60,10 @@ class RowProbes:
 # -- gold value ----------------------------------------------------------------------
 
 
-def gold_value(answer: Any) -> str | None:
-    """The value a correct completion states: the part after '####' in GSM8K-style answers."""
+def gold_value(answer: Any, question: str = "") -> str | None:
+    """The value a correct completion states: the part after '####' in GSM8K-style answers.
+
+    Thousands separators go only from a number ("1,234"); a list, tuple or interval keeps its commas."""
     if answer is None:
         return None
     if isinstance(answer, (int, float)) and not isinstance(answer, bool):
@@ -73,17 +76,20 @@ def gold_value(answer: Any) -> str | None:
     boxed = re.findall(r"\\boxed\{([^{}]*)\}", text)
     if boxed:
         text = boxed[-1]
-    return text.replace(",", "") if NUMBER.fullmatch(text) else text
+    return without_separators(text, question) if NUMBER.fullmatch(text) else text
 
 
 def _is_number(text: str) -> bool:
-    return bool(NUMBER.fullmatch(text.replace(",", "")))
+    return bool(NUMBER.fullmatch(without_separators(text)) and "," not in without_separators(text))
 
 
 def wrong_value(gold: str, k: int = 1) -> str:
     """A plausible wrong answer of the same type."""
+    parts = gold.split(",")
+    if len(parts) > 1 and all(_is_number(p.strip()) for p in parts):  # a list: every value moved
+        return ",".join(wrong_value(p.strip(), k) for p in parts)
     if _is_number(gold):
-        value = float(gold.replace(",", ""))
+        value = float(without_separators(gold))
         wrong = value + 7 * k + 1 if value >= 0 else value - 7 * k - 1
         return str(int(wrong)) if "." not in gold else f"{wrong:g}"
     if re.fullmatch(r"[A-Ja-j]", gold):
@@ -175,19 +181,47 @@ CONVENTIONS = [
 _STATED_CONVENTIONS = {"boxed": re.compile(r"\\boxed|\bboxed\b", re.I), "hashes": re.compile(r"####")}
 
 
-def prompt_stated_probe_ids(hints: FormatHints) -> dict[str, str]:
-    """Gold probe ids in the formats the system prompt asks for -> a readable name of that format."""
-    system_prompt = hints.system_prompt or ""
+def prompt_stated_probe_ids(
+    hints: FormatHints, user_template: str | None = None, user_text: str = ""
+) -> dict[str, str]:
+    """Gold probe ids in the formats the system prompt asks for (\\boxed{} and #### also in the user's
+    message) -> a readable name; the --gold-template format stands for the prompt's only where the
+    prompt's own format is not recognised."""
+    system_prompt = (hints.system_prompt or "") + "\n" + (user_text or "")
     readable = lambda template: fill(template.replace(_THINK_FILLER, ""), "ANSWER").strip()  # noqa: E731
-    stated = {
-        f"gold:{source}": readable(template)
-        for source, template in gold_templates(hints, None)
-        if source.startswith("system_prompt")
-    }
+    templates = gold_templates(hints, user_template)
+    stated = {f"gold:{source}": readable(t) for source, t in templates if source.startswith("system_prompt")}
     for name, pattern in _STATED_CONVENTIONS.items():
         if pattern.search(system_prompt):
             stated[f"gold_alt:{name}"] = readable(dict(CONVENTIONS)[name].splitlines()[-1])
+    if not stated and user_template:
+        stated = {"gold:user": readable(user_template)}
     return stated
+
+
+def answer_part(text: str, n: int = 70) -> str:
+    """A probe as shown in a message: without the filler reasoning, on one line, clipped to n characters
+    (so a tagged answer reads '<answer>B</answer>', not its last line '</answer>')."""
+    text = re.sub(r"<(think|reasoning)>.*?</\1>", "", text, flags=re.S).replace(_THINK_FILLER, "")
+    text = text.replace("Working it out step by step.", "")
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+# A sentence that states how to write the answer: it speaks of the answer and shows a form (quotes, a colon,
+# a line, a tag, a box, a format).
+_FORMAT_SENTENCE = re.compile(r"\b(?:answer|final|result)\b", re.I)
+_FORMAT_SHAPE = re.compile(r"[\"'`<]|\b(?:line|format|form|tags?|box(?:ed)?|####)\b", re.I)
+
+
+def format_sentences(text: str) -> list[str]:
+    """The sentences of a prompt that ask for an answer format, as written."""
+    out = []
+    for part in re.split(r"(?<=[.!?])\s+|\n+", text or ""):
+        part = part.strip()
+        if part and _FORMAT_SENTENCE.search(part) and _FORMAT_SHAPE.search(part):
+            out.append(part)
+    return out
 
 
 def fill(template: str, value: str) -> str:
@@ -197,7 +231,7 @@ def fill(template: str, value: str) -> str:
 def build_probes(
     row: Row, hints: FormatHints, user_template: str | None = None, preset: str | None = None
 ) -> RowProbes | None:
-    gold = gold_value(row.answer)
+    gold = gold_value(row.answer, row.question)
     if gold is None:
         return None
     templates = gold_templates(hints, user_template)
@@ -240,6 +274,8 @@ def hacking_probes(row: Row, gold: str, primary: str, hints: FormatHints) -> lis
             f"<{tag}>\nThe answer is {gold}.\n</{tag}>\n" + fill(primary, wrongs[0]).replace(_THINK_FILLER, ""),
         )
     )
+    if not re.search(rf"(?<![\w.]){re.escape(gold)}(?![\w.])", row.question):  # a prompt with the gold in it
+        out.append(Probe("hack:echo_prompt", "hack", row.question))  # would pay a sound reward: not probed
     ramble = " ".join(
         f"Consider step {i}: perhaps the value is {w}, or maybe {v}."
         for i, (w, v) in enumerate(zip(_cycle(wrongs, 120), _cycle(question_values or wrongs, 120)))
@@ -247,9 +283,25 @@ def hacking_probes(row: Row, gold: str, primary: str, hints: FormatHints) -> lis
     middle = len(ramble) // 2
     ramble = ramble[:middle] + f" It might be {gold}. " + ramble[middle:] + f"\nFinal: {wrongs[1]}"
     out.append(Probe("hack:long_rambling", "hack", ramble))
+    # The gold between two wrong answers, neither the first nor the last: a sound parser reads one answer,
+    # the last (\boxed{} extraction, XMLParser on text) or the first (0.3's XMLParser on chat messages reads
+    # the first tag of the last message), so only a reward that takes any of several answers is paid.
+    # The first of several boxes is probed on its own (hack:first_box), \boxed{} being read last everywhere.
     tagged = [fill(primary, w).replace(_THINK_FILLER, "").strip() for w in (wrongs[0], gold, wrongs[1])]
     out.append(Probe("hack:repeated_tags", "hack", _THINK_FILLER + "\n" + "\n".join(tagged)))
     return out
+
+
+def first_box_probe(gold: str, template: str) -> list[Probe]:
+    """The gold in the first of two \\boxed{} and a wrong answer in the last, for formats that box the answer:
+    \\boxed{} is read last (extract_boxed_answer, math-verify), so only a first-box reader pays."""
+    if "\\boxed{" not in template:
+        return []
+    return [
+        Probe(
+            "hack:first_box", "hack", fill(template, gold) + f"\nWait, that was wrong: \\boxed{{{wrong_value(gold)}}}"
+        )
+    ]
 
 
 def _cycle(values: list[str], n: int) -> list[str]:
@@ -311,6 +363,14 @@ def best_gold(rr: RowResult) -> ProbeScore | None:
     golds = rr.of("gold") + rr.of("gold_alt")
     golds = [g for g in golds if g.score.total is not None]
     return max(golds, key=lambda p: (p.score.total, p.probe.category == "gold")) if golds else None
+
+
+def best_format(rr: RowResult, built: RowProbes) -> str:
+    """The template of the gold probe that scored best on this row (the primary one when none did)."""
+    best = best_gold(rr)
+    if best is not None and best.probe.id in built.formats:
+        return built.formats[best.probe.id]
+    return next(iter(built.formats.values()), CONVENTIONS[0][1])
 
 
 def summarize_probe_kinds(row_results: list[RowResult], functions: list) -> list[dict]:

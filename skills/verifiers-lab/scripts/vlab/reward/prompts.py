@@ -14,53 +14,116 @@ import re
 from vlab import catalog
 from vlab.core.result import Result
 from vlab.env import Row
-from vlab.reward.kinds import CONTEXT_FIELDS, RowKind, field, row_fields
+from vlab.reward.choices import key_labels
+from vlab.reward.kinds import CONTEXT_FIELDS, QUESTION_FIELDS, RowKind, row_fields
 
 LETTERS = catalog.CHOICE_LETTERS
-SHOWN = 3  # examples named per finding
+LISTED = 50  # example ids named per finding in the message (all of them in data.row_findings)
 
 
 def _norm(text: str) -> str:
     return " ".join(str(text).split()).lower()
 
 
-def choice_problems(row: Row, kind: RowKind) -> list[str]:
-    """What is wrong with a multiple-choice row's prompt ('' for nothing)."""
+_OWN = {
+    "letter": re.compile(r"^\s*(?:\(\s*([A-J])\s*\)|([A-J])(?:\)|[.:](?=\s)))"),
+    "index": re.compile(r"^\s*(?:\(\s*(\d{1,2})\s*\)|(\d{1,2})(?:\)|[.:](?=\s)))"),
+}
+
+
+def _own_label(text: str, style: str) -> str | None:
+    """The label an option's text starts with, of the options' own style ('A) 59', 'A)59', '(B) 6' ->
+    'A', 'A', 'B'), or None: '2.5 kg' and 'I think' start with no label."""
+    m = _OWN["letter" if style == "letter" else "index"].match(text)
+    return (m.group(1) or m.group(2)) if m else None
+
+
+def choice_problems(row: Row, kind: RowKind, gold: str | None = None) -> list[tuple[str, str]]:
+    """What is wrong with a multiple-choice row's prompt: (status, what) pairs, status fail or warn.
+
+    Fails only what makes the gold unanswerable or ambiguous: no options, a choice missing or shown under
+    another label than the key counts it with, the gold's text under two labels, an option whose own label
+    names another option than the one it is shown as. A label repeated inside its own option ('A) A) 59')
+    and two options with the same text other than the gold's are data quirks: warnings."""
     options, choices = kind.options, kind.choices
-    out = []
+    out: list[tuple[str, str]] = []
     if options is None:
         out.append(
-            "the prompt lists no options"
-            + (f" although the row carries {len(choices)} choices" if choices else " but the answer key names one")
+            (
+                "fail",
+                "the prompt lists no options"
+                + (f" although the row carries {len(choices)} choices" if choices else " but the answer key names one"),
+            )
         )
         return out
-    doubled = [
-        f"{label}) {text}"
-        for label, text in zip(options.labels, options.texts)
-        if re.match(rf"^\s*(?:\(\s*{re.escape(label)}\s*\)|{re.escape(label)}\s*[).:])", text)
-    ]
-    if doubled:
-        out.append(f"options labelled twice ({doubled[0]!r}): the choices carry their own labels")
+    keys = key_labels(gold, options) if gold is not None else []
+    for label, text in zip(options.labels, options.texts):
+        own = _own_label(text, options.style)
+        if own is None:
+            continue
+        if own.upper() == label.upper():
+            out.append(("warn", f"a label repeated inside its option ({label}) {text!r}): still answerable as {label}"))
+        elif label in keys or any(own.upper() == k.upper() for k in keys):
+            out.append(
+                ("fail", f"option {label} reads {text!r}: its own label {own!r} makes the gold's label ambiguous")
+            )
+        else:
+            out.append(("warn", f"option {label} reads {text!r}: it carries another label ({own!r}) inside"))
+    texts = [_norm(t) for t in options.texts]
+    for i, text in enumerate(texts):
+        twins = [options.labels[j] for j, t in enumerate(texts) if t == text]
+        if len(twins) < 2 or options.labels[i] != twins[0]:
+            continue
+        if keys and all(k in twins for k in keys):
+            out.append(
+                (
+                    "fail",
+                    f"options {' and '.join(twins)} have the same text {options.texts[i]!r}, the gold's: "
+                    "the gold cannot be told apart",
+                )
+            )
+        else:
+            out.append(
+                ("warn", f"options {' and '.join(twins)} have the same text {options.texts[i]!r} (not the gold)")
+            )
     if choices:
-        texts = catalog.option_texts(choices)
+        wanted = catalog.option_texts(choices)
         shown = [_norm(t) for t in catalog.option_texts(list(options.texts))]
-        for i, text in enumerate(texts):
+        for i, text in enumerate(wanted):
+            if i < len(shown) and shown[i] == _norm(text):
+                continue  # shown under the label the key counts it with
             if _norm(text) not in shown:
-                out.append(f"choice {text!r} is not in the prompt")
+                out.append(("fail", f"choice {text!r} is not in the prompt"))
                 break
             at = shown.index(_norm(text))
-            if at != i:
-                key_label = LETTERS[i] if options.style == "letter" else str(i + (options.style == "index1"))
-                out.append(
+            key_label = LETTERS[i] if options.style == "letter" else str(i + (options.style == "index1"))
+            out.append(
+                (
+                    "fail",
                     f"choice {text!r} is shown as {options.labels[at]!r} but the answer key counts it as {key_label!r} "
-                    "(re-lettered or reordered options)"
+                    "(re-lettered or reordered options)",
                 )
-                break
+            )
+            break
     return out
 
 
-def check_prompts(result: Result, rows: list[Row], kinds: dict[int, RowKind]) -> None:
-    """choice_prompt, code_prompt and prompt_columns over the given rows."""
+def _prompt_fields(row: Row) -> list[tuple[str, str]]:
+    """The texts the row carries that its prompt must show: the question column and a passage or body,
+    by name whatever its case (SVAMP's 'Body' and 'Question')."""
+    fields = {str(k).lower(): (k, v) for k, v in row_fields(row).items()}
+    out = []
+    for name in QUESTION_FIELDS + CONTEXT_FIELDS:
+        if name in fields and isinstance(fields[name][1], str) and len(fields[name][1].strip()) >= 20:
+            out.append(fields[name])
+    return out
+
+
+def check_prompts(
+    result: Result, rows: list[Row], kinds: dict[int, RowKind], golds: dict[int, str | None] | None = None
+) -> None:
+    """choice_prompt, code_prompt and prompt_columns over the given rows; every row found is listed
+    (``data.row_findings``, and ``--rows-out``)."""
     bad_choice, bad_code, dropped = [], [], []
     choice_rows = code_rows = 0
     for row in rows:
@@ -69,22 +132,18 @@ def check_prompts(result: Result, rows: list[Row], kinds: dict[int, RowKind]) ->
             continue
         if kind.kind == "choice":
             choice_rows += 1
-            problems = choice_problems(row, kind)
-            if problems:
-                bad_choice.append((row, problems[0]))
+            for status, why in choice_problems(row, kind, (golds or {}).get(row.index)):
+                bad_choice.append((row, status, why))
         if kind.kind == "code" and kind.entry_point:
             code_rows += 1
             if not re.search(rf"\b{re.escape(kind.entry_point)}\b", row.question):
-                bad_code.append((row, f"the prompt never names {kind.entry_point!r}, the function the tests call"))
-        context = field(row_fields(row), CONTEXT_FIELDS)
+                bad_code.append(
+                    (row, "fail", f"the prompt never names {kind.entry_point!r}, the function the tests call")
+                )
         prompt_text = _norm(" ".join(str(m.get("content") or "") for m in row.prompt))
-        if (
-            context
-            and isinstance(context[1], str)
-            and len(context[1]) >= 20
-            and _norm(context[1])[:200] not in prompt_text
-        ):
-            dropped.append((row, f"the row's {context[0]!r} text is not in the prompt"))
+        for name, text in _prompt_fields(row):
+            if _norm(text)[:200] not in prompt_text:
+                dropped.append((row, "fail", f"the row's {name!r} text is not in the prompt"))
     if choice_rows:
         _report(
             result,
@@ -95,25 +154,74 @@ def check_prompts(result: Result, rows: list[Row], kinds: dict[int, RowKind]) ->
         )
     if code_rows:
         _report(result, "code_prompt", bad_code, code_rows, "the prompt names the function the tests call")
-    if dropped:
-        _report(result, "prompt_columns", dropped, len(rows), "")
-    elif rows:
-        result.passed(
-            "prompt_columns", f"no passage or body the rows carry is missing from their prompt ({len(rows)} rows)"
+    if rows:
+        _report(
+            result,
+            "prompt_columns",
+            dropped,
+            len(rows),
+            "no question, passage or body the rows carry is missing from their prompt",
         )
 
 
+_HINTS = {
+    "choice_prompt": "list every choice in the prompt, in the answer key's order, labelled once "
+    "(templates/environments/classic-multiple-choice does)",
+    "code_prompt": "say the function's name (and signature) in the prompt; the code templates add it",
+    "prompt_columns": "build the prompt from every column the question needs (inspect_dataset --prompt-column "
+    "A --prompt-column B; the templates join a list of columns)",
+}
+
+
 def _report(result: Result, cid: str, bad: list, total: int, ok: str) -> None:
+    """One check over the rows: fail when a row fails, warn when rows only warn; every row is named (the
+    ids in the message up to LISTED, all of them with their reasons in data.row_findings)."""
     if not bad:
         result.passed(cid, f"{ok} ({total} rows)")
         return
-    examples = "; ".join(f"example_id {row.index}: {why}" for row, why in bad[:SHOWN])
-    hints = {
-        "choice_prompt": "list every choice in the prompt, in the answer key's order, labelled once "
-        "(templates/environments/classic-multiple-choice does)",
-        "code_prompt": "say the function's name (and signature) in the prompt; the code templates add it",
-        "prompt_columns": "build the prompt from every column the question needs (inspect_dataset --prompt-column "
-        "A --prompt-column B; the templates join a list of columns)",
-    }
-    result.fail(cid, f"{len(bad)}/{total} rows cannot be answered as the reward expects: {examples}", hints[cid])
-    result.step(hints[cid])
+    result.data.setdefault("row_findings", {})[cid] = [
+        {"example_id": row.index, "status": status, "problem": why} for row, status, why in bad
+    ]
+    failing = [b for b in bad if b[1] == "fail"]
+    shown = failing or bad
+    by_what: dict[str, list[int]] = {}
+    for row, _, why in shown:
+        by_what.setdefault(_kind_of(why), []).append(row.index)
+    rows_hit = len({row.index for row, _, _ in shown})
+    parts = []
+    for what, ids in by_what.items():
+        ids = list(dict.fromkeys(ids))
+        listed = ", ".join(str(i) for i in ids[:LISTED]) + (
+            f" and {len(ids) - LISTED} more" if len(ids) > LISTED else ""
+        )
+        example = next(why for row, _, why in shown if _kind_of(why) == what)
+        parts.append(f"{what} on {len(ids)} row(s) (example_id {listed}; e.g. {example})")
+    if failing:
+        result.fail(
+            cid, f"{rows_hit}/{total} rows cannot be answered as the reward expects: " + "; ".join(parts), _HINTS[cid]
+        )
+        result.step(_HINTS[cid])
+    else:
+        result.warn(
+            cid,
+            f"{rows_hit}/{total} rows have a quirk that leaves the gold answerable: " + "; ".join(parts),
+            "fix the data where you can; every row is in data.row_findings (--rows-out FILE writes them)",
+        )
+
+
+def _kind_of(why: str) -> str:
+    """The finding's kind, for grouping rows: the words before its first example."""
+    for key, name in (
+        ("repeated inside its option", "a label repeated inside its option"),
+        ("carries another label", "an option carrying another label"),
+        ("makes the gold's label ambiguous", "an option whose own label makes the gold ambiguous"),
+        ("cannot be told apart", "the gold's text under two labels"),
+        ("(not the gold)", "two options with the same text (not the gold)"),
+        ("re-lettered or reordered", "re-lettered or reordered options"),
+        ("is not in the prompt", "a choice or column missing from the prompt"),
+        ("lists no options", "no options in the prompt"),
+        ("never names", "the tested function never named"),
+    ):
+        if key in why:
+            return name
+    return why

@@ -17,6 +17,16 @@ def render(result: Result, console: Any, request: TestRewardRequest, outcome: An
     timing = result.data.get("timing") or {}
     fmt = lambda v: "-" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v))  # noqa: E731
     tables = []
+    board = result.data.get("scoreboard")
+    if board and board.get("families"):
+        mark = lambda e: (  # noqa: E731
+            ("ok" if e["close_to_gold"] else "BELOW GOLD")
+            if e["should_be"] == "gold"
+            else ("CLOSE TO GOLD" if e["close_to_gold"] else "")
+        )
+        judged = board.get("function") or "total"
+        rows = [[e["family"], e["n"], e["total"], e["correctness"], mark(e)] for e in board["families"]]
+        tables.append(("scoreboard: mean reward per probe family", ["probe", "n", "total", judged, "vs gold"], rows))
     probes = result.data.get("probes")
     if probes:
         rows = [[p["probe"], p["total"], *(p["functions"].get(n) for n in names)] for p in probes["by_probe"]]

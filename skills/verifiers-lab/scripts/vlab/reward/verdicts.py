@@ -165,7 +165,9 @@ def format_check(result: Result, rows: list[rp.RowResult]) -> None:
         )
 
 
-def prompt_format_check(result: Result, rows: list[rp.RowResult], stated: dict[str, str], fn: str | None) -> None:
+def prompt_format_check(
+    result: Result, rows: list[rp.RowResult], stated: dict[str, str], fn: str | None, prompt_text: str = ""
+) -> None:
     """A model that answers exactly as the system prompt asks must be able to earn the correctness reward.
 
     The parser's own format can score 1 while the prompt asks for another one (say \\boxed{} vs <answer>
@@ -173,6 +175,16 @@ def prompt_format_check(result: Result, rows: list[rp.RowResult], stated: dict[s
     function (the total where none is known), so a small format-shaping difference is not a finding.
     """
     if not stated:
+        asked = rp.format_sentences(prompt_text)
+        if asked:
+            result.warn(
+                "prompt_format",
+                f"the prompt asks for an answer format test_reward does not recognise ({clip(asked[0], 160)!r}), "
+                "so whether an answer written that way earns the reward is not checked",
+                'pass that format as --gold-template "...{answer}..." to check it',
+            )
+        else:
+            result.skip("prompt_format", "the prompt states no answer format to check (no tags, box, #### or line)")
         return
 
     def value(p: rp.ProbeScore) -> float | None:
@@ -193,6 +205,7 @@ def prompt_format_check(result: Result, rows: list[rp.RowResult], stated: dict[s
             missed += 1
             example = example or (rr, top_asked, best)
     if not tried:
+        result.skip("prompt_format", "no probed row has a gold answer that beats wrong answers to compare with")
         return
     formats = " or ".join(sorted(set(stated.values())))
     scored_by = f"the correctness function {fn!r}" if fn else "the total reward"
@@ -204,16 +217,13 @@ def prompt_format_check(result: Result, rows: list[rp.RowResult], stated: dict[s
         return
     rr, asked, best = example
     message = (
-        f"the system prompt asks for {formats}, but an answer written that way gets {fmt(value(asked))} from "
+        f"the prompt asks for {formats}, but an answer written that way gets {fmt(value(asked))} from "
         f"{scored_by} against {fmt(value(best))} for {best.probe.id} on {missed}/{tried} rows (e.g. example_id "
         f"{rr.row.index}): a model that follows the prompt will not get the reward"
     )
     hint = "make the system prompt and the reward's parser ask for the same format"
-    if missed == tried:
-        result.fail("prompt_format", message, hint)
-        result.step("align the system prompt with the parser (or the parser with the prompt), then re-run test_reward")
-    else:
-        result.warn("prompt_format", message, hint)
+    result.fail("prompt_format", message, hint)
+    result.step("align the system prompt with the parser (or the parser with the prompt), then re-run test_reward")
 
 
 def hack_check(result: Result, rows: list[rp.RowResult], fn: str | None) -> None:

@@ -1,0 +1,84 @@
+"""Scoring on several cores: a RemoteEnvironment and, for large CPU-bound batches, sibling workers.
+
+A worker scores in one process, so a CPU-bound reward (math-verify) uses one core however many rows
+are scored at once. ``ScoringPool`` wraps the environment test_reward loaded: a call with at least
+Once ``MIN_ITEMS`` completions have been scored, a call with at least ``MIN_ROWS`` rows starts up to
+``cores - 1`` (at most ``MAX_WORKERS - 1``) more workers on the same environment, once, and splits
+its rows between them (the pass over every row, in batches, gets there); smaller calls (and every
+call on one core) go to the first worker alone, so state_leak and the probe phases see one process. A sibling that does not load is left out, never an error; what the
+siblings met (exits, crashes, hangs, printed output) is folded into the first worker's record
+(``incidents``, ``user_output``) when the pool closes. Everything else is the wrapped environment's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from vlab.env.base import run
+from vlab.env.remote import LoadFailed, RemoteEnvironment
+from vlab.env.types import Row, Score
+
+MIN_ITEMS = 1500  # completions scored before siblings pay for their load time (a few seconds each)
+MIN_ROWS = 16  # rows in one call worth splitting
+MAX_WORKERS = 4
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class ScoringPool:
+    def __init__(self, env: RemoteEnvironment, spread: bool = True, workers: int | None = None) -> None:
+        self.env = env
+        self.spread = spread  # False: one worker (code rewards start their own processes)
+        self.workers = max(1, min(workers or usable_cores(), MAX_WORKERS))
+        self.siblings: list[RemoteEnvironment] | None = None  # None: not started yet
+        self.scored = 0
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def _started(self) -> list[RemoteEnvironment]:
+        if self.siblings is None:
+            self.siblings = []
+            for _ in range(self.workers - 1):
+                try:
+                    self.siblings.append(RemoteEnvironment(self.env.spec, self.env._args, self.env.load_timeout))
+                except LoadFailed:
+                    break
+        return [self.env, *self.siblings]
+
+    def score_sync(self, items: list[tuple[Row, object]], timeout: float = 10.0, concurrency: int = 32) -> list[Score]:
+        self.scored += len(items)
+        if not self.spread or self.workers < 2 or self.scored < MIN_ITEMS or len({id(r) for r, _ in items}) < MIN_ROWS:
+            return self.env.score_sync(items, timeout, concurrency)
+        envs = self._started()
+        if len(envs) < 2:
+            return self.env.score_sync(items, timeout, concurrency)
+        rows: dict[int, int] = {}  # row object -> its worker, round robin by row (a row's group stays together)
+        shares: list[list[int]] = [[] for _ in envs]
+        for i, (row, _) in enumerate(items):
+            shares[rows.setdefault(id(row), len(rows) % len(envs))].append(i)
+
+        async def all_of() -> list[list[Score]]:
+            return await asyncio.gather(
+                *(e.score([items[i] for i in share], timeout, concurrency) for e, share in zip(envs, shares))
+            )
+
+        out: list[Score | None] = [None] * len(items)
+        for share, scores in zip(shares, run(all_of())):
+            for i, s in zip(share, scores):
+                out[i] = s
+        return out  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Stop the siblings; their incidents and output join the first worker's."""
+        for sibling in self.siblings or []:
+            sibling.close()
+            self.env.incidents += sibling.incidents
+            self.env._output += sibling._output
+        self.siblings = []
