@@ -34,8 +34,8 @@ import toy  # noqa: E402  (demo/toy.py)
 # full: `make demo`; small: the test's size (fewer rows, shorter probes); the training is the same,
 # since the test asserts what the run learns.
 SIZES = {
-    "full": {"rows": 120, "base_steps": 160, "eval_n": 20, "train_steps": 30, "migrate_rows": 6, "arith_rows": 40},
-    "small": {"rows": 60, "base_steps": 160, "eval_n": 20, "train_steps": 30, "migrate_rows": 3, "arith_rows": 12},
+    "full": {"rows": 120, "base_steps": 160, "eval_n": 20, "train_steps": 40, "migrate_rows": 6, "arith_rows": 40},
+    "small": {"rows": 60, "base_steps": 160, "eval_n": 20, "train_steps": 40, "migrate_rows": 3, "arith_rows": 12},
 }
 ENV_ARGS = json.dumps({"dataset_path": "data/train.jsonl"})
 
@@ -124,7 +124,11 @@ class Demo:
         p = self.project
         (p / "data").mkdir(parents=True, exist_ok=True)
 
-        self.step("preflight", "preflight: is this machine ready?", lambda st: self.run(st, [self.script("preflight"), "--offline", "--json"]))
+        self.step(
+            "preflight",
+            "preflight: is this machine ready?",
+            lambda st: self.run(st, [self.script("preflight"), "--offline", "--json"]),
+        )
 
         def data(st: Step) -> None:
             toy.write_rows(p / "data" / "train.jsonl", s["rows"])
@@ -178,7 +182,9 @@ class Demo:
             argv = [str(REPO / "demo" / "toy.py"), "eval", "--model", "models/tiny-colour", "--env", env_dir]
             argv += ["--env-args", ENV_ARGS, "--output-dir", "outputs/baseline", "-n", str(s["eval_n"]), "-r", "4"]
             r = self.run(st, argv)
-            st.verdict = f"base model: mean reward {r['avg_reward']:.3f} over {r['num_rollouts']} rollouts ({s['eval_n']} x 4)"
+            st.verdict = (
+                f"base model: mean reward {r['avg_reward']:.3f} over {r['num_rollouts']} rollouts ({s['eval_n']} x 4)"
+            )
 
         self.step("eval", "eval: the base model, 4 rollouts per example", baseline)
 
@@ -191,14 +197,29 @@ class Demo:
 
         def train(st: Step) -> None:
             argv = [self.script("local_train"), "--env", env_dir, "--env-args", ENV_ARGS]
-            argv += ["--model", "models/tiny-colour", "--max-steps", str(s["train_steps"]), "--output-dir", "outputs/local-train"]
-            for kv in ("batch_size=64", "group_size=8", "sampling.max_completion_tokens=16", "optim.lr=2e-3"):
+            argv += [
+                "--model",
+                "models/tiny-colour",
+                "--max-steps",
+                str(s["train_steps"]),
+                "--output-dir",
+                "outputs/local-train",
+            ]
+            for kv in (
+                "batch_size=64",
+                "group_size=8",
+                f"sampling.temperature={toy.TEMPERATURE}",
+                "sampling.max_completion_tokens=16",
+                "optim.lr=2e-3",
+            ):
                 argv += ["--set", kv]
             r = self.run(st, [*argv, "--set", f"eval.num_examples={s['eval_n']}", "--no-progress", "--json"])
             d = r["data"]
             learning = next((c for c in r["checks"] if c["id"] == "learning"), {})
             if learning.get("status") != "pass" or d["eval"]["avg_reward"] < 0.8:
-                raise StepFailed(f"the run did not learn: {learning.get('message')}; final eval {d['eval']['avg_reward']:.3f}")
+                raise StepFailed(
+                    f"the run did not learn: {learning.get('message')}; final eval {d['eval']['avg_reward']:.3f}"
+                )
             st.verdict = (
                 f"{d['steps']} GRPO steps on CPU in {d['train_wall_s']:.0f} s: reward {d['reward_first']:.2f} -> "
                 f"{d['reward_last']:.2f}, final eval {d['eval']['avg_reward']:.2f} (the toy's maximum is 1)"
@@ -218,9 +239,18 @@ class Demo:
 
         def migrate(st: Step) -> None:
             toy_arith = REPO / "demo" / "make_data.py"
-            subprocess.run([sys.executable, str(toy_arith), str(p / "data" / "arith.jsonl"), str(s["arith_rows"])], check=True, capture_output=True)
+            subprocess.run(
+                [sys.executable, str(toy_arith), str(p / "data" / "arith.jsonl"), str(s["arith_rows"])],
+                check=True,
+                capture_output=True,
+            )
             shutil.copytree(REPO / "demo" / "environments" / "arith_classic", p / "environments" / "arith_classic")
-            argv = [self.script("migrate_env"), "environments/arith_classic", "--env-args", '{"dataset_path": "data/arith.jsonl"}']
+            argv = [
+                self.script("migrate_env"),
+                "environments/arith_classic",
+                "--env-args",
+                '{"dataset_path": "data/arith.jsonl"}',
+            ]
             argv += ["--v1-python", sys.executable, "--rows", str(s["migrate_rows"]), "--json"]
             self.run(st, argv, python=self.classic_python)
 

@@ -76,8 +76,9 @@ def curve_svg(metrics_path: Path, width: int = 640, height: int = 260) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
         f'aria-label="training curve" font-family="sans-serif">{grid}{ticks}'
         f'<text x="{left + w / 2}" y="{height - 4}" text-anchor="middle" font-size="12">step</text>'
-        f"{line('zero_adv_group_frac', '#c2410c', 'stroke-dasharray=\"4 3\"')}{line('reward_mean', '#2456c7')}"
-        f"{dots}{legend}</svg>"
+        + line("zero_adv_group_frac", "#c2410c", 'stroke-dasharray="4 3"')
+        + line("reward_mean", "#2456c7")
+        + f"{dots}{legend}</svg>"
     )
 
 
@@ -123,7 +124,9 @@ def _extra(step, out: Path) -> str:
     if step.name == "migrate_env":
         parts.append(_proof_table(step.result))
     if step.name == "submit_training" and step.result.get("config_text"):
-        parts.append("<details><summary>the config</summary><pre>" + _esc(step.result["config_text"]) + "</pre></details>")
+        parts.append(
+            "<details><summary>the config</summary><pre>" + _esc(step.result["config_text"]) + "</pre></details>"
+        )
     for caption, path in step.images.items():
         if Path(path).is_file():
             parts.append(f"<figure>{_png(path)}<figcaption>{_esc(caption)}</figcaption></figure>")

@@ -39,6 +39,7 @@ COLOURS = ["red", "green", "blue"]
 THINGS = ["car", "door", "kite", "ball", "cup", "hat", "boat", "lamp", "bike", "box"]
 FORMS = ["The {t} is {c}.", "I saw a {c} {t}.", "She painted the {t} {c}.", "A {c} {t} stood there."]
 MAX_COMPLETION_TOKENS = 16  # "\boxed{green}" is 13 characters, then the end-of-turn token
+TEMPERATURE = 0.7  # the baseline eval, the training and its final eval sample alike
 
 
 def make_rows(n: int, seed: int = 3) -> list[dict]:
@@ -96,9 +97,7 @@ def _prompts(env: str, env_args: dict) -> list[list[int]]:
             close()
 
 
-def build_base_model(
-    folder: Path, env: str, env_args: dict, steps: int = 160, right: float = 0.3, seed: int = 0
-) -> dict:
+def build_base_model(folder: Path, env: str, env_args: dict, steps: int = 160, muddle: int = 20, seed: int = 0) -> dict:
     """Write the base model to `folder`: a tiny random model taught the \\boxed{<colour>} format on
     the taskset's prompts, each target colour drawn at random (so it learns the format, not the task)."""
     import torch
@@ -115,10 +114,10 @@ def build_base_model(
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
     losses = []
-    for _ in range(steps):
+    for i in range(steps + muddle):
         ids, labels = [], []
         for p, label in rng.sample(prompts, min(16, len(prompts))):
-            colour = label if rng.random() < right else rng.choice(COLOURS)
+            colour = label if i < steps else rng.choice(COLOURS)
             target = tok.encode("\\boxed{" + colour + "}", add_special_tokens=False) + [tok.eos_token_id]
             ids.append(p + target)
             labels.append([-100] * len(p) + target)
@@ -157,7 +156,7 @@ def baseline_eval(model_dir: Path, env: str, env_args: dict, output_dir: Path, n
     torch.set_num_threads(1)
     tok = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
-    sampling = SamplingConfig(max_completion_tokens=MAX_COMPLETION_TOKENS, temperature=1.0)
+    sampling = SamplingConfig(max_completion_tokens=MAX_COMPLETION_TOKENS, temperature=TEMPERATURE)
     policy = ChatPolicy(HFSampler(model, tok), tok, sampling)
     source = VerifiersSource.load(env, env_args)
     t0 = time.perf_counter()
@@ -170,7 +169,7 @@ def baseline_eval(model_dir: Path, env: str, env_args: dict, output_dir: Path, n
         model_dir.name,
         rollouts,
         r,
-        {"max_tokens": MAX_COMPLETION_TOKENS, "temperature": 1.0, "top_p": 1.0},
+        {"max_tokens": MAX_COMPLETION_TOKENS, "temperature": TEMPERATURE, "top_p": 1.0},
         time.perf_counter() - t0,
         verifiers_info().version,
     )
@@ -191,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         if name == "base-model":
             p.add_argument("folder", type=Path)
             p.add_argument("--steps", type=int, default=160)
-            p.add_argument("--right", type=float, default=0.3)
+            p.add_argument("--muddle", type=int, default=20)
         else:
             p.add_argument("--model", type=Path, required=True)
             p.add_argument("--output-dir", type=Path, required=True)
@@ -202,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         write_rows(args.out, args.n)
         out = {"rows": args.n, "path": str(args.out)}
     elif args.cmd == "base-model":
-        out = build_base_model(args.folder, args.env, args.env_args, args.steps, args.right)
+        out = build_base_model(args.folder, args.env, args.env_args, args.steps, args.muddle)
     else:
         out = baseline_eval(args.model, args.env, args.env_args, args.output_dir, args.n, args.r)
     print(json.dumps(out))
