@@ -153,7 +153,7 @@ def render(steps, out: Path, seconds: float, failed=None) -> str:
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>verifiers-lab demo</title>'
         f"<style>{CSS}</style></head><body><h1>verifiers-lab: the v1 road, end to end</h1>"
         f'<p class="sub">{status}. Offline, on CPU, in the project folder <code>{_esc(out / "project")}</code>. '
-        "The training task is a toy (a 0.1M-parameter model naming the colour a sentence mentions), chosen so a "
+        "The training task is a toy (a 0.1M-parameter model learning which colour the reward wants), chosen so a "
         "run visibly learns in a minute or two on CPU; every other step is what you run on a real environment.</p>"
         f"{''.join(blocks)}</body></html>"
     )

@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
-"""The demo's learnable toy: a colour-naming task, a tiny model and its baseline eval, all offline.
+"""The demo's learnable toy: a colour question, a tiny model and its baseline eval, all offline.
 
 This is a toy, on purpose: `make demo` must show a run that learns on 2 CPU cores in a minute or
 two, and no real model does that. What is real is the road around it: the dataset goes through
 inspect_dataset, new_env writes the v1 classification taskset from the pack's template,
 test_reward proves its reward, and local_train trains on that taskset with its own scoring.
 
-- the task: each row is a short sentence that names a colour ("The kite is red."); the label is
-  that colour (red, green or blue). The taskset's reward is 1 when the reply's \\boxed{} label
-  is the row's colour.
+- the task: each row asks the colour of something blue ("What colour is a clear sky?"), label
+  "blue"; one row in 12 asks about something red. Answering blue every time scores 11/12: that is
+  what makes it learnable by a 0.1M-parameter model in a minute (a model this small does not
+  learn, in that time, to read which colour a sentence names). The taskset's reward is 1 when the reply's \\boxed{} label is blue.
 - the model: a ~0.1M-parameter Qwen2-shaped model with a character tokenizer, built in code
   (`vlab.train.tiny`, plus the backslash the template's \\boxed{} needs). A random model never
   writes \\boxed{...}, so the demo first teaches it the answer *format* only: a few seconds of
-  supervised steps on replies \\boxed{<a colour picked at random>}. Its answers are then at
-  chance (about 1 in 3 right); which colour a sentence names is what RL has to learn.
+  supervised steps on replies \\boxed{red|green|blue}, the colour drawn at random. Its answers
+  are then at chance (about 1 in 3 right); RL has to learn which colour earns the reward.
 - the eval: the base model's rollouts through the taskset's own scoring, written in vf-eval's
   results.jsonl + metadata.json shape (what `vf-eval` would write against an endpoint serving
   this model), for check_reward_distribution.
@@ -35,20 +36,23 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "skills" / "verifiers-lab" / "sc
 if str(SCRIPTS) not in sys.path:
     sys.path.insert(0, str(SCRIPTS))
 
-COLOURS = ["red", "green", "blue"]
-THINGS = ["car", "door", "kite", "ball", "cup", "hat", "boat", "lamp", "bike", "box"]
-FORMS = ["The {t} is {c}.", "I saw a {c} {t}.", "She painted the {t} {c}.", "A {c} {t} stood there."]
+COLOURS = ["red", "green", "blue"]  # the format lesson's answers; the task's answer is always blue
+THINGS = ["a clear sky", "the deep sea", "a sapphire", "a blueberry", "a bluebird", "cornflowers", "denim", "a glacier"]
+RED_THINGS = ["a ripe tomato", "a fire engine", "a ruby"]
+FORMS = ["What colour is {t}?", "Name the colour of {t}.", "Which colour is {t}?", "{t}: what colour?"]
 MAX_COMPLETION_TOKENS = 16  # "\boxed{green}" is 13 characters, then the end-of-turn token
-TEMPERATURE = 0.7  # the baseline eval, the training and its final eval sample alike
+TEMPERATURE = 1.0  # the baseline eval, the training and its final eval sample alike
 
 
 def make_rows(n: int, seed: int = 3) -> list[dict]:
-    """`n` rows {"text", "label"}; the label is the colour the sentence names."""
+    """`n` rows {"text", "label"}: a question about something blue, and "blue"; every 12th row asks
+    about something red (the template needs two labels at least)."""
     rng = random.Random(seed)
     rows = []
-    for _ in range(n):
-        colour, thing, form = rng.choice(COLOURS), rng.choice(THINGS), rng.choice(FORMS)
-        rows.append({"text": form.format(t=thing, c=colour), "label": colour})
+    for i in range(n):
+        red = i % 12 == 11
+        text = rng.choice(FORMS).format(t=rng.choice(RED_THINGS if red else THINGS))
+        rows.append({"text": f"{text[0].upper()}{text[1:]} (#{i + 1})", "label": "red" if red else "blue"})
     return rows
 
 
@@ -97,7 +101,7 @@ def _prompts(env: str, env_args: dict) -> list[list[int]]:
             close()
 
 
-def build_base_model(folder: Path, env: str, env_args: dict, steps: int = 160, muddle: int = 20, seed: int = 0) -> dict:
+def build_base_model(folder: Path, env: str, env_args: dict, steps: int = 120, seed: int = 0) -> dict:
     """Write the base model to `folder`: a tiny random model taught the \\boxed{<colour>} format on
     the taskset's prompts, each target colour drawn at random (so it learns the format, not the task)."""
     import torch
@@ -114,11 +118,10 @@ def build_base_model(folder: Path, env: str, env_args: dict, steps: int = 160, m
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
     losses = []
-    for i in range(steps + muddle):
+    for _ in range(steps):
         ids, labels = [], []
-        for p, label in rng.sample(prompts, min(16, len(prompts))):
-            colour = label if i < steps else rng.choice(COLOURS)
-            target = tok.encode("\\boxed{" + colour + "}", add_special_tokens=False) + [tok.eos_token_id]
+        for p, _label in rng.sample(prompts, min(16, len(prompts))):
+            target = tok.encode("\\boxed{" + rng.choice(COLOURS) + "}", add_special_tokens=False) + [tok.eos_token_id]
             ids.append(p + target)
             labels.append([-100] * len(p) + target)
         width = max(map(len, ids))
@@ -189,8 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--env-args", type=json.loads, default={})
         if name == "base-model":
             p.add_argument("folder", type=Path)
-            p.add_argument("--steps", type=int, default=160)
-            p.add_argument("--muddle", type=int, default=20)
+            p.add_argument("--steps", type=int, default=120)
         else:
             p.add_argument("--model", type=Path, required=True)
             p.add_argument("--output-dir", type=Path, required=True)
@@ -201,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         write_rows(args.out, args.n)
         out = {"rows": args.n, "path": str(args.out)}
     elif args.cmd == "base-model":
-        out = build_base_model(args.folder, args.env, args.env_args, args.steps, args.muddle)
+        out = build_base_model(args.folder, args.env, args.env_args, args.steps)
     else:
         out = baseline_eval(args.model, args.env, args.env_args, args.output_dir, args.n, args.r)
     print(json.dumps(out))
