@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--classic-python", default=str(REPO / ".venv" / "vf031" / "bin" / "python"))
     args = ap.parse_args(argv)
     shutil.rmtree(args.out, ignore_errors=True)
-    demo = Demo(args.out, args.size, args.classic_python)
+    demo = Demo(args.out, args.size, os.path.abspath(args.classic_python))  # abspath: keep the venv link
     t0 = time.perf_counter()
     failed = None
     try:
