@@ -31,11 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import report  # noqa: E402  (demo/report.py)
 import toy  # noqa: E402  (demo/toy.py)
 
-# full: `make demo`; small: the test's size (fewer rows, shorter probes); the training is the same,
+# full: `make demo`; small: the test's size (a shorter migration proof); the data and the training are the same,
 # since the test asserts what the run learns.
 SIZES = {
     "full": {"rows": 120, "base_steps": 120, "eval_n": 20, "train_steps": 12, "migrate_rows": 6, "arith_rows": 40},
-    "small": {"rows": 60, "base_steps": 120, "eval_n": 20, "train_steps": 12, "migrate_rows": 3, "arith_rows": 12},
+    "small": {"rows": 120, "base_steps": 120, "eval_n": 20, "train_steps": 12, "migrate_rows": 3, "arith_rows": 12},
 }
 ENV_ARGS = json.dumps({"dataset_path": "data/train.jsonl"})
 
@@ -253,7 +253,8 @@ class Demo:
                 '{"dataset_path": "data/arith.jsonl"}',
             ]
             argv += ["--v1-python", sys.executable, "--rows", str(s["migrate_rows"]), "--json"]
-            self.run(st, argv, python=self.classic_python)
+            r = self.run(st, argv, python=self.classic_python)
+            st.verdict = next((c["message"] for c in r["checks"] if c["id"] == "proof"), r.get("summary", ""))
 
         self.step("migrate_env", "migrate_env: a classic environment to a v1 taskset, proven", migrate)
 

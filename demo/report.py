@@ -55,7 +55,7 @@ def curve_svg(metrics_path: Path, width: int = 640, height: int = 260) -> str:
 
     grid = "".join(
         f'<line x1="{left}" x2="{left + w}" y1="{top + (1 - v) * h:.1f}" y2="{top + (1 - v) * h:.1f}" stroke="#e3e6ec"/>'
-        f'<text x="{left - 6}" y="{top + (1 - v) * h + 4:.1f}" text-anchor="end" font-size="11">{v:.1f}</text>'
+        f'<text x="{left - 6}" y="{top + (1 - v) * h + 4:.1f}" text-anchor="end" font-size="11">{v:g}</text>'
         for v in (0, 0.25, 0.5, 0.75, 1.0)
     )
     ticks = "".join(
