@@ -23,9 +23,10 @@ PYTEST_ARGS ?=
 
 venvs: .venv/vf031/.installed .venv/vf040/.installed
 
-# The pack's pipeline, offline, on an example environment and dataset made by the project.
-demo: .venv/vf031/.installed
-	PATH="$(CURDIR)/.venv/vf031/bin:$$PATH" bash demo/run.sh
+# SKILL.md's v1 road end to end, offline, on a toy the project ships (demo/toy.py): the steps run in the
+# 0.4.0 venv; migrate_env's classic side in the 0.3.1 one. Writes .demo-out/report.html and prints its path.
+demo: .venv/vf031/.installed .venv/vf040/.installed
+	PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" bash demo/run.sh
 
 # Lint and format check first (fast), then both verifiers generations at once, each in its own virtual
 # environment and log (tests/run_suites.sh prints both logs when done). test-031 / test-040 run one suite.
