@@ -34,6 +34,7 @@ import re
 import sys
 import weakref
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import verifiers.v1 as vf
@@ -54,12 +55,13 @@ SYSTEM_PROMPT = (
 )
 TIMEOUT_SECONDS = 5.0  # wall clock per program run (all its tests)
 MEMORY_MB = 1024  # address space of the child process
-PARALLEL = 2 * (os.cpu_count() or 1)  # programs run at once (most of a run is waiting on a child)
+PARALLEL = max(8, 4 * (os.cpu_count() or 1))  # programs run at once (most of a run is waiting on a child)
 HARNESS = Path(__file__).with_name("v1_code_harness.py")
 
 _FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.S | re.I)
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _slots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> Semaphore
+_threads: list[ThreadPoolExecutor] = []
 
 
 # -- the reply and the row ---------------------------------------------------------------
@@ -196,7 +198,9 @@ async def run_tests(program: str, spec: dict, timeout: float = TIMEOUT_SECONDS, 
     if loop not in _slots:
         _slots[loop] = asyncio.Semaphore(PARALLEL)
     async with _slots[loop]:
-        return await asyncio.to_thread(harness().score, program, spec, timeout, memory_mb)
+        if not _threads:  # one thread per program run at once: it runs the tests, waiting on the child
+            _threads.append(ThreadPoolExecutor(PARALLEL, thread_name_prefix="code-tests"))
+        return await loop.run_in_executor(_threads[0], harness().score, program, spec, timeout, memory_mb)
 
 
 # -- the taskset ------------------------------------------------------------------------------

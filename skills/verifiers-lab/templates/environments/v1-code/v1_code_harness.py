@@ -42,7 +42,7 @@ import signal
 import struct
 import sys
 
-WALL_FACTOR = 3.0  # a sleeping/blocked program is stopped after this many times its CPU limit
+WALL_FACTOR = 1.5  # a sleeping or blocked program is stopped after this many times its CPU-time limit
 MAX_MESSAGE = 64 << 20
 MAX_DEPTH = 100
 _HEADER = struct.Struct(">I")
