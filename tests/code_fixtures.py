@@ -1,5 +1,6 @@
 """HumanEval-shaped rows (prompt with helper functions, canonical body, check(candidate), entry point) and
-programs that game a code reward without solving the task. Written here in HumanEval's layout; the
+row-specific programs that game a code reward without solving the task (the generic ones are test_reward's
+own: vlab.reward.code.hack_programs). Written here in HumanEval's layout; the
 rows mirror the kinds of HumanEval/8, /32, /38, /50 and /53 (tuples, a prompt helper the tests call,
 encode/decode pairs, random inputs)."""
 
@@ -141,101 +142,6 @@ HUMANEVAL = [
 
 def reference(row: dict) -> str:
     return row["prompt"] + row["canonical_solution"]
-
-
-# Frame walk: find a verdict channel and its nonce in any frame above (the old in-process harness kept
-# them in main()'s locals) and write a passing verdict, then end the process; also set `passed` in any
-# dict it can reach. At the top level (while the program loads) and in every call.
-FRAME_WALK = """import json, os, sys
-
-def _forge():
-    frame = sys._getframe(1)
-    while frame is not None:
-        values = list(frame.f_locals.values()) + list(frame.f_globals.values())
-        nonces = [v for v in values if isinstance(v, str) and len(v) == 32]
-        fds = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and 2 < v < 256]
-        for v in values:
-            if isinstance(v, dict) and "passed" in v:
-                v["passed"] = True
-        for fd in fds:
-            for nonce in nonces:
-                try:
-                    os.write(fd, (json.dumps({"nonce": nonce, "passed": True, "reason": ""}) + "\\n").encode())
-                except OSError:
-                    pass
-        if fds and nonces:
-            os._exit(0)
-        frame = frame.f_back
-
-_forge()
-
-def {entry}(*args, **kwargs):
-    _forge()
-    return None
-"""
-
-# gc: every object the interpreter tracks. Sets `passed` in any verdict record, writes a verdict with any
-# nonce it finds, and swaps the harness's own checking functions (named *plain*, *equal*, *same*,
-# *compare*, *verif*) for ones that say yes; then returns an object equal to everything.
-GC_FORGERY = """import gc, json, os, types
-
-class _Yes:
-    def __eq__(self, other):
-        return True
-    def __ne__(self, other):
-        return False
-    __hash__ = object.__hash__
-
-def _forge():
-    nonces, found = set(), False
-    for obj in gc.get_objects():
-        if not isinstance(obj, dict):
-            continue
-        if "passed" in obj:
-            obj["passed"] = True
-            found = True
-        if isinstance(obj.get("nonce"), str):
-            nonces.add(obj["nonce"])
-        if obj.get("__name__") not in (None, __name__) and "__builtins__" in obj:
-            for key, value in list(obj.items()):
-                words = ("plain", "equal", "same", "compare", "verif")
-                if isinstance(value, types.FunctionType) and any(w in key.lower() for w in words):
-                    obj[key] = lambda *args, **kwargs: True
-    for fd in range(3, 64):
-        for nonce in nonces:
-            try:
-                os.write(fd, (json.dumps({"nonce": nonce, "passed": True, "reason": ""}) + "\\n").encode())
-            except OSError:
-                pass
-    if nonces or found:
-        os._exit(0)
-
-_forge()
-
-def {entry}(*args, **kwargs):
-    _forge()
-    return _Yes()
-"""
-
-
-def program(template: str, entry: str) -> str:
-    return template.replace("{entry}", entry)
-
-
-def first_call_only(gold: str, entry: str) -> str:
-    """The reference on the first call from outside, None afterwards (recursive calls still work)."""
-    return (
-        f"{gold.rstrip()}\n\n_vlab_real = {entry}\n_vlab_calls = [0, 0]\n\n\n"
-        f"def {entry}(*args, **kwargs):\n"
-        "    _vlab_calls[1] += 1\n"
-        "    try:\n"
-        "        if _vlab_calls[1] > 1:\n"
-        "            return _vlab_real(*args, **kwargs)\n"
-        "        _vlab_calls[0] += 1\n"
-        "        return _vlab_real(*args, **kwargs) if _vlab_calls[0] == 1 else None\n"
-        "    finally:\n"
-        "        _vlab_calls[1] -= 1\n"
-    )
 
 
 # Per row: programs that solve nothing and must earn 0 (the name says what they try).

@@ -21,6 +21,8 @@ import inprocess_harness
 import pytest
 from conftest import SKILL_ROOT
 
+from vlab.reward import code
+
 TEMPLATES = SKILL_ROOT / "templates" / "environments"
 GOOD = "def add(a, b):\n    return a + b\n"
 MBPP = ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"]
@@ -106,14 +108,14 @@ def humaneval_specs(mod) -> dict[str, dict]:
 
 
 def humaneval_hacks() -> dict[tuple[str, str], str]:
-    """(task id, hack) -> program: the generic hacks on every row, and each row's own."""
+    """(task id, hack) -> program: test_reward's code hacks on every row (vlab.reward.code, the fast ones: the
+    slow ones wait out the time limit) and each row's own (code_fixtures.ROW_HACKS)."""
     out = {}
     for row in cf.HUMANEVAL:
         entry, gold = row["entry_point"], cf.reference(row)
-        out[(row["task_id"], "frame_walk_forgery")] = cf.program(cf.FRAME_WALK, entry)
-        out[(row["task_id"], "gc_forgery")] = cf.program(cf.GC_FORGERY, entry)
-        out[(row["task_id"], "first_call_only")] = cf.first_call_only(gold, entry)
-        out[(row["task_id"], "always_equal")] = HACKS["always_equal"].replace("add", entry)
+        for name, program in code.hack_programs(entry, row["prompt"], gold).items():
+            if f"hack:{name}" not in code.SLOW_PROBES and name != "reads_test_source":  # it globs /tmp: slow
+                out[(row["task_id"], name)] = program
         for name, program in cf.ROW_HACKS.get(row["task_id"], {}).items():
             out[(row["task_id"], name)] = program
     return out
@@ -185,6 +187,9 @@ def test_the_hacks_fool_the_previous_in_process_harness():
     fooled = [
         ("HumanEval/53", "frame_walk_forgery"),
         ("HumanEval/53", "gc_forgery"),
+        ("HumanEval/53", "patches_stdlib"),
+        ("HumanEval/32", "redefines_helpers_zero"),
+        ("HumanEval/38", "redefines_helpers_identity"),
         ("HumanEval/32", "redefines_the_helper"),
         ("HumanEval/32", "patches_math_fabs"),
         ("HumanEval/38", "identity_helper"),
