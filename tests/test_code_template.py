@@ -292,6 +292,12 @@ def test_nothing_is_left_running_after_the_scorer_is_killed(tmp_path):
         scorer.wait()
     assert _gone(lambda: not _alive(f"sleep {token}") and not _alive(f"--child {scorer.pid}")), _alive(token)
     assert _gone(lambda: not list(tmp.iterdir())), list(tmp.iterdir())
+    # a scorer that ends at once (os._exit, no atexit: test_reward's worker) while its pool is refilling
+    quick = f"import asyncio, os, sys\nsys.path.insert(0, {str(TEMPLATES / 'v1-code')!r})\nimport v1_code\n"
+    quick += f"asyncio.run(v1_code.run_tests({GOOD!r}, v1_code.tests_of({MBPP!r}, None)))\nos._exit(0)\n"
+    for _ in range(3):
+        subprocess.run([sys.executable, "-c", quick], env={**os.environ, "TMPDIR": str(tmp)}, check=True)
+    assert _gone(lambda: not list(tmp.iterdir())), list(tmp.iterdir())
 
 
 def test_the_prompt_names_what_the_tests_call():

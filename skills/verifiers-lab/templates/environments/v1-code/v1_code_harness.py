@@ -230,16 +230,7 @@ def _no_sockets() -> None:
 
 
 def _child(parent: int) -> None:
-    _die_with_parent(signal.SIGTERM)
-    if os.getppid() != parent:
-        os._exit(0)
     scratch = os.getcwd()
-    network, own_pids = _namespaces()
-    rfd, wfd = os.dup(0), os.dup(1)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.close(null)
     runner = 0
 
     def leave(*_):
@@ -254,7 +245,16 @@ def _child(parent: int) -> None:
         shutil.rmtree(scratch, ignore_errors=True)
         os._exit(0)
 
-    signal.signal(signal.SIGTERM, leave)
+    signal.signal(signal.SIGTERM, leave)  # before the death signal is asked for: no window that leaks the folder
+    _die_with_parent(signal.SIGTERM)
+    if os.getppid() != parent:  # the scorer ended while this process started
+        leave()
+    network, own_pids = _namespaces()
+    rfd, wfd = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.close(null)
     try:
         job = receive(rfd)
     except NotPlain:
