@@ -10,7 +10,7 @@ Two roles in one file (kept in one module so both sides share the plain-data cod
   leave this process, so no code in the child can write, read or patch them. stdin/stdout
   problems ("io" mode) work the same way: the child runs the program on one input and returns
   its output; the comparison is made here.
-* run as ``python -I <this file> --child PARENT_PID`` (by ``score``, ahead of time: a pool of
+* run as ``python -I <this file> --child PARENT_PID SCRATCH`` (by ``score``, ahead of time: a pool of
   warm children, one per concurrent rollout): a supervisor that waits for one job, then forks
   the runner that executes the candidate's code under limits (CPU time, address space, file
   size, open files, core dumps, and for a non-root user processes), in a network and PID
@@ -229,8 +229,7 @@ def _no_sockets() -> None:
         setattr(socket, name, refused)
 
 
-def _child(parent: int) -> None:
-    scratch = os.getcwd()
+def _child(parent: int, scratch: str) -> None:
     runner = 0
 
     def leave(*_):
@@ -249,6 +248,8 @@ def _child(parent: int) -> None:
     _die_with_parent(signal.SIGTERM)
     if os.getppid() != parent:  # the scorer ended while this process started
         leave()
+    os.mkdir(scratch, 0o700)  # made here, not by the scorer: a scorer that dies at any moment leaks no folder
+    os.chdir(scratch)
     network, own_pids = _namespaces()
     rfd, wfd = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
@@ -369,17 +370,18 @@ class _Child:
     """One warm child: the supervisor process, waiting for its job in its own scratch folder."""
 
     def __init__(self) -> None:
+        import secrets
         import subprocess
         import tempfile
 
-        self.scratch = tempfile.mkdtemp(prefix="code-run-")
+        self.scratch = os.path.join(tempfile.gettempdir(), f"code-run-{secrets.token_hex(8)}")
         env = {"PATH": os.defpath, "LANG": "C.UTF-8", "HOME": self.scratch, "TMPDIR": self.scratch}
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", os.path.abspath(__file__), "--child", str(os.getpid())],
+            [sys.executable, "-I", os.path.abspath(__file__), "--child", str(os.getpid()), self.scratch],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            cwd=self.scratch,
+            cwd="/",
             env=env,
             start_new_session=True,
         )
@@ -634,5 +636,5 @@ def _run_io(child: _Child, spec: dict) -> str:
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
-    _child(int(sys.argv[2]))
+    _child(int(sys.argv[2]), sys.argv[3])
     os._exit(0)
