@@ -230,17 +230,18 @@ def _no_sockets() -> None:
 
 
 def _child(parent: int, scratch: str) -> None:
+    import shutil
+
     runner = 0
 
     def leave(*_):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM (the scorer's, then its death) waits
         if runner:
             for kill in (os.kill, os.killpg):
                 try:
                     kill(runner, signal.SIGKILL)
                 except OSError:
                     pass
-        import shutil
-
         shutil.rmtree(scratch, ignore_errors=True)
         os._exit(0)
 
@@ -517,6 +518,7 @@ class _Proxy:
 
 # Warm children, one per concurrent rollout: a daemon thread keeps as many ready as were ever busy at once.
 _pool: list[_Child] = []
+_done: list[_Child] = []  # used children, told to stop, waiting to be reaped by the pool's thread
 _state = {"busy": 0, "wanted": 1, "owner": 0, "filler": None}
 _lock = None
 _wake = None
@@ -538,9 +540,12 @@ def _setup() -> None:
 
 
 def _fill() -> None:
+    """Refill the pool, and finish closing the children that were used (off the scoring path)."""
     while True:
         _wake.wait()
         _wake.clear()
+        while _done:
+            _done.pop().close()
         while len(_pool) < _state["wanted"] and _state["owner"] == os.getpid():
             child = _Child()
             with _lock:
@@ -566,7 +571,8 @@ def shutdown() -> None:
     if _lock is None:
         return
     with _lock:
-        children, _pool[:] = list(_pool), []
+        children, _pool[:] = list(_pool) + _done, []
+        _done.clear()
         _state["wanted"] = 0
     for child in children:
         child.close()
@@ -582,7 +588,12 @@ def score(program: str, spec: dict, timeout: float = 5.0, memory_mb: int = 1024)
     finally:
         with _lock:
             _state["busy"] -= 1
-        child.close()
+        try:
+            child.proc.send_signal(signal.SIGTERM)  # it kills the program and removes its folder at once
+        except OSError:
+            pass
+        _done.append(child)
+        _wake.set()
     return {"passed": reason == "", "reason": reason}
 
 
