@@ -145,11 +145,50 @@ def correct(completion, answer, info, parser):
         os.unlink(f.name)
     return 1.0 if done.returncode == 0 else 0.0
 """
+# A code reward that runs only the FIRST assert of the row (in a subprocess, passing when a marker printed after
+# it shows up), and pays half for a program that fails it but compiles: partial credit for code that runs.
+FIRST_ASSERT_REWARD = """
+def correct(completion, answer, info, parser):
+    program = parser.parse_answer(completion) or ""
+    first = next(t for t in info["tests"].splitlines() if t.strip().startswith("assert"))
+    try:
+        compile(program, "<program>", "exec")
+    except SyntaxError:
+        return 0.0
+    if not program.strip():
+        return 0.0
+    try:
+        done = subprocess.run([sys.executable, "-c", program + "\\n" + first + "\\nprint('FIRST-ASSERT-OK')"],
+                              capture_output=True, text=True, timeout=3)
+    except subprocess.TimeoutExpired:
+        return 0.0
+    return 1.0 if "FIRST-ASSERT-OK" in done.stdout else 0.5
+"""
+
+# A code reward on yesterday's in-process harness (tests/inprocess_harness.py): the verdict is in the program's
+# reach (frames, gc), and the program's own helpers and standard library are the ones the tests use.
+INPROCESS_HARNESS_REWARD = """
+sys.path.insert(0, {tests!r})
+import inprocess_harness
+
+
+async def correct(completion, answer, info, parser):
+    program = parser.parse_answer(completion) or ""
+    spec = {{"mode": "call", "tests": info["tests"], "entry_point": info["entry_point"]}}
+    verdict = await inprocess_harness.run_tests(program, spec, timeout=3.0)
+    return 1.0 if verdict["passed"] else 0.0
+"""
 CODE_TO_ROW = (
     "def to_row(row):\n"
     "    return {'question': row['prompt'], 'answer': row['solution'],\n"
     "            'info': {'tests': row['test'], 'entry_point': row['entry_point']}}\n"
 )
+GOLDLESS_CODE_TO_ROW = (
+    "def to_row(row):\n"
+    "    return {'question': row['prompt'], 'answer': '',\n"
+    "            'info': {'tests': row['test'], 'entry_point': row['entry_point']}}\n"
+)
+NO_ANSWER_TO_ROW = "def to_row(row):\n    return {'question': row['question'], 'answer': ''}\n"
 
 
 def code_parser_fn() -> str:
@@ -212,13 +251,27 @@ def choice_rows(n: int = 12, k: int = 4, column: str = "key") -> list[dict]:
     return rows
 
 
-def code_rows(n: int = 6) -> list[dict]:
+def code_rows(n: int = 6, asserts: int = 1) -> list[dict]:
+    tests = [(1, 2), (5, 5), (0, 0)][:asserts]
     return [
         {
             "prompt": f"Write add{i}(a, b) returning a + b + {i}.",
             "solution": f"def add{i}(a, b):\n    return a + b + {i}\n",
-            "test": f"assert add{i}(1, 2) == {3 + i}",
+            "test": "\n".join(f"assert add{i}({a}, {b}) == {a + b + i}" for a, b in tests),
             "entry_point": f"add{i}",
         }
         for i in range(n)
+    ]
+
+
+def humaneval_rows(rows: list[dict]) -> list[dict]:
+    """code_fixtures' HumanEval-shaped rows in these environments' columns (the answer: the whole program)."""
+    return [
+        {
+            "prompt": r["prompt"],
+            "solution": r["prompt"] + r["canonical_solution"],
+            "test": r["test"],
+            "entry_point": r["entry_point"],
+        }
+        for r in rows
     ]

@@ -1,15 +1,27 @@
-"""The code templates' test runner: a program's verdict comes from the harness's channel after its
-tests ran, never from its exit code or output; a program that sleeps forever, allocates without
-bound, forks or exits early scores 0 and the run goes on."""
+"""The code templates' scorer: the tests run in the scorer's process against a proxy for the program's
+functions, the program in a child that returns plain data; no hack (exit codes, printed output,
+always-equal objects, forged verdicts by frame walk or gc, redefined helpers, a patched standard
+library) earns anything, a program that sleeps, loops, allocates or forks scores 0 and leaves nothing
+behind, even when the scorer itself is killed. The previous in-process harness (inprocess_harness.py)
+is fooled by the same programs, which shows they are real hacks."""
 
 from __future__ import annotations
 
 import ast
 import asyncio
+import os
+import signal
+import subprocess
 import sys
+import time
+from pathlib import Path
 
+import code_fixtures as cf
+import inprocess_harness
 import pytest
 from conftest import SKILL_ROOT
+
+from vlab.reward import code
 
 TEMPLATES = SKILL_ROOT / "templates" / "environments"
 GOOD = "def add(a, b):\n    return a + b\n"
@@ -66,23 +78,47 @@ ISOLATION = {
 }
 
 
-def runner():
-    """The v1 template's module (verifiers 0.3.1 ships verifiers.v1 too, so both venvs import it)."""
-    sys.path.insert(0, str(TEMPLATES / "v1-code"))
+def load(template: str = "v1-code"):
+    """A template's module (verifiers 0.3.1 ships verifiers.v1, 0.4 keeps the classic API: both venvs import both)."""
+    folder = TEMPLATES / template
+    sys.path.insert(0, str(folder))
     try:
-        import v1_code
+        return __import__(template.replace("-", "_"))
     finally:
-        sys.path.remove(str(TEMPLATES / "v1-code"))
-    return v1_code
+        sys.path.remove(str(folder))
 
 
-def verdicts(programs: dict[str, str], spec: dict, timeout: float = 3.0) -> dict[str, dict]:
-    mod = runner()
+def runner():
+    return load("v1-code")
+
+
+def verdicts(programs: dict[str, str], spec, timeout: float = 3.0, mod=None) -> dict[str, dict]:
+    """Each program against its spec (one spec for all, or a dict name -> spec), scored at once."""
+    mod = mod or runner()
+    specs = spec if isinstance(spec, dict) and "mode" not in spec else dict.fromkeys(programs, spec)
 
     async def run_all():
-        return await asyncio.gather(*(mod.run_tests(p, spec, timeout=timeout) for p in programs.values()))
+        return await asyncio.gather(*(mod.run_tests(p, specs[n], timeout=timeout) for n, p in programs.items()))
 
     return dict(zip(programs, asyncio.run(run_all())))
+
+
+def humaneval_specs(mod) -> dict[str, dict]:
+    return {row["task_id"]: mod.row_tests(row)[1] for row in cf.HUMANEVAL}
+
+
+def humaneval_hacks() -> dict[tuple[str, str], str]:
+    """(task id, hack) -> program: test_reward's code hacks on every row (vlab.reward.code, the fast ones: the
+    slow ones wait out the time limit) and each row's own (code_fixtures.ROW_HACKS)."""
+    out = {}
+    for row in cf.HUMANEVAL:
+        entry, gold = row["entry_point"], cf.reference(row)
+        for name, program in code.hack_programs(entry, row["prompt"], gold).items():
+            if f"hack:{name}" not in code.SLOW_PROBES and name != "reads_test_source":  # it globs /tmp: slow
+                out[(row["task_id"], name)] = program
+        for name, program in cf.ROW_HACKS.get(row["task_id"], {}).items():
+            out[(row["task_id"], name)] = program
+    return out
 
 
 def test_both_generations_ship_the_same_harness_and_runner():
@@ -95,7 +131,8 @@ def test_both_generations_ship_the_same_harness_and_runner():
         return {n.name: ast.unparse(n) for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
 
     shared = set(functions(classic / "classic_code.py")) & set(functions(v1 / "v1_code.py"))
-    assert {"run_tests", "_run_once", "extract_code", "tests_of", "task_prompt", "reference_program"} <= shared
+    expected = {"run_tests", "harness", "extract_code", "tests_of", "task_prompt", "reference_program"}
+    assert expected | {"prompt_helpers", "row_tests"} <= shared
     for name in shared - {"read_dataset", "read_rows"}:
         assert functions(classic / "classic_code.py")[name] == functions(v1 / "v1_code.py")[name], name
 
@@ -118,26 +155,149 @@ def test_a_correct_program_passes_in_every_test_layout():
     assert got["io"]["passed"] and got["io_exit"]["passed"] and not got["io_wrong"]["passed"]
 
 
-@pytest.mark.parametrize("name", sorted(HACKS))
-def test_a_hack_scores_zero(name):
+@pytest.mark.parametrize("template", ["v1-code", "classic-code"])
+def test_every_hack_scores_zero_and_every_reference_one(template):
+    """Both templates: each hack earns 0, on MBPP asserts and on every HumanEval-shaped row, and the
+    honest reference earns 1 on every HumanEval-shaped row (prompt helpers included)."""
+    mod = load(template)
+    mbpp = mod.tests_of(MBPP, None)
+    specs = humaneval_specs(mod)
+    programs = {("mbpp", "control"): GOOD} | {("mbpp", name): p for name, p in HACKS.items()}
+    programs |= {(row["task_id"], "reference"): cf.reference(row) for row in cf.HUMANEVAL}
+    programs |= humaneval_hacks()
+    keys = list(programs)
+    got = verdicts(
+        {str(i): programs[k] for i, k in enumerate(keys)},
+        {str(i): mbpp if k[0] == "mbpp" else specs[k[0]] for i, k in enumerate(keys)},
+        timeout=5.0,
+        mod=mod,
+    )
+    got = {k: got[str(i)] for i, k in enumerate(keys)}
+    for key, verdict in got.items():
+        honest = key[1] in ("control", "reference")
+        assert verdict["passed"] is honest, (key, verdict)
+    assert "not plain data" in got[("HumanEval/53", "always_equal")]["reason"]
+
+
+def test_the_hacks_fool_the_previous_in_process_harness():
+    """The same programs earn 1 from yesterday's harness (whose tests ran beside the program, so the program
+    defined the prompt's helpers itself): each names a real hole, now closed."""
+    specs = humaneval_specs(runner())
+    hacks = humaneval_hacks()
+    fooled = [
+        ("HumanEval/53", "frame_walk_forgery"),
+        ("HumanEval/53", "gc_forgery"),
+        ("HumanEval/53", "patches_stdlib"),
+        ("HumanEval/32", "redefines_helpers_zero"),
+        ("HumanEval/38", "redefines_helpers_identity"),
+        ("HumanEval/32", "redefines_the_helper"),
+        ("HumanEval/32", "patches_math_fabs"),
+        ("HumanEval/38", "identity_helper"),
+        ("HumanEval/50", "identity_helper"),
+    ]
+    programs = {f"{t}:{h}": hacks[(t, h)] for t, h in fooled}
+
+    async def run_all():
+        return await asyncio.gather(
+            *(inprocess_harness.run_tests(p, specs[n.split(":")[0]]) for n, p in programs.items())
+        )
+
+    got = dict(zip(programs, asyncio.run(run_all())))
+    assert all(v["passed"] for v in got.values()), got
+
+
+def test_the_prompt_helpers_are_the_prompts_finished_code():
     mod = runner()
-    got = verdicts({name: HACKS[name], "control": GOOD}, mod.tests_of(MBPP, None))
-    assert got["control"]["passed"], got
-    assert got[name]["passed"] is False, got[name]
+    row = next(r for r in cf.HUMANEVAL if r["task_id"] == "HumanEval/32")
+    helpers = mod.prompt_helpers(row["prompt"], "find_zero")
+    assert "def poly" in helpers and "import math" in helpers and "find_zero" not in helpers
+    assert mod.prompt_helpers("Write a function that adds two numbers.", "add") == ""
 
 
 def test_isolation_failures_score_zero_and_the_run_goes_on():
     mod = runner()
-    got = verdicts(ISOLATION, mod.tests_of(MBPP, None), timeout=2.0)
-    for name, verdict in got.items():
-        assert verdict["passed"] is False, (name, verdict)
-    assert "within 2 s" in got["sleeps_forever"]["reason"] and "within 2 s" in got["loops_forever"]["reason"]
-    # the memory limit stops it (MemoryError); on a loaded machine the clock may stop it first
-    assert any(w in got["allocates_without_bound"]["reason"] for w in ("MemoryError", "verdict", "within 2 s"))
-    assert "another process" in got["forks"]["reason"] or "BlockingIOError" in got["forks"]["reason"]
-    assert "no verdict" in got["exits_early"]["reason"]
+    got = verdicts(ISOLATION, mod.tests_of(MBPP, None), timeout=1.0)
+    for name in ("sleeps_forever", "loops_forever", "allocates_without_bound", "exits_early"):
+        assert got[name]["passed"] is False, (name, got[name])
+    assert "within 1 s" in got["sleeps_forever"]["reason"]
+    # the CPU limit stops a loop; on a loaded machine the wall-clock bound may stop it first
+    assert any(w in got["loops_forever"]["reason"] for w in ("CPU time", "within 1 s")), got["loops_forever"]
+    assert any(w in got["allocates_without_bound"]["reason"] for w in ("MemoryError", "CPU", "within 1 s"))
+    assert "ended before answering" in got["exits_early"]["reason"]
+    # a program that also starts processes is judged by its tests alone (they die with it)
+    assert got["forks"]["passed"] and got["spawns_a_process"]["passed"], got
     # the run goes on: the next program is scored as usual
     assert verdicts({"after": GOOD}, mod.tests_of(MBPP, None))["after"]["passed"]
+
+
+def _alive(token: str) -> list[str]:
+    """Processes whose command line holds token."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if token in cmdline:
+                found.append(f"{pid}: {cmdline}")
+    return found
+
+
+def _outliver(marker: Path, token: str) -> str:
+    """A program that starts a process in a session of its own, says where it runs, and sleeps."""
+    return (
+        "import os, subprocess, time\n"
+        f"subprocess.Popen(['sleep', '{token}'], start_new_session=True)\n"
+        f"open({str(marker)!r}, 'w').write(os.getcwd())\n"
+        "time.sleep(600)\n" + GOOD
+    )
+
+
+def _gone(check, seconds: float = 5.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_a_program_stopped_for_time_leaves_no_process_and_no_scratch_folder(tmp_path):
+    token, marker = f"{time.time() % 1000 + 1000:.3f}", tmp_path / "where"
+    got = verdicts({"outlives": _outliver(marker, token)}, runner().tests_of(MBPP, None), timeout=0.5)
+    assert got["outlives"]["passed"] is False and "within" in got["outlives"]["reason"], got
+    scratch = Path(marker.read_text())
+    assert _gone(lambda: not _alive(f"sleep {token}") and not scratch.exists()), (_alive(token), scratch)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_nothing_is_left_running_after_the_scorer_is_killed(tmp_path):
+    token, marker, tmp = f"{time.time() % 1000 + 2000:.3f}", tmp_path / "where", tmp_path / "tmp"
+    tmp.mkdir()
+    script = (
+        "import asyncio, sys\n"
+        f"sys.path.insert(0, {str(TEMPLATES / 'v1-code')!r})\n"
+        "import v1_code\n"
+        f"spec = v1_code.tests_of({MBPP!r}, None)\n"
+        f"asyncio.run(v1_code.run_tests({_outliver(marker, token)!r}, spec, timeout=60))\n"
+    )
+    scorer = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(tmp)})
+    try:
+        assert _gone(marker.exists, 120), "the program never ran"  # importing verifiers takes a while under load
+        assert _gone(lambda: bool(_alive(f"sleep {token}")), 5)
+    finally:
+        scorer.send_signal(signal.SIGKILL)
+        scorer.wait()
+    assert _gone(lambda: not _alive(f"sleep {token}") and not _alive(f"--child {scorer.pid}")), _alive(token)
+    assert _gone(lambda: not list(tmp.iterdir())), list(tmp.iterdir())
+    # a scorer that ends at once (os._exit, no atexit: test_reward's worker) while its pool is refilling
+    quick = f"import asyncio, os, sys\nsys.path.insert(0, {str(TEMPLATES / 'v1-code')!r})\nimport v1_code\n"
+    quick += f"asyncio.run(v1_code.run_tests({GOOD!r}, v1_code.tests_of({MBPP!r}, None)))\nos._exit(0)\n"
+    for _ in range(3):
+        subprocess.run([sys.executable, "-c", quick], env={**os.environ, "TMPDIR": str(tmp)}, check=True)
+    assert _gone(lambda: not list(tmp.iterdir())), list(tmp.iterdir())
 
 
 def test_the_prompt_names_what_the_tests_call():

@@ -3,6 +3,8 @@ that names it (numbers, multiple choice, code, prompts, the dataset as a whole).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import reward_kind_fixtures as fx
 from conftest import SKILL_ROOT
@@ -136,6 +138,7 @@ def test_the_code_template_passes_every_code_check(tmp_path):
     assert by_probe["gold:code_raw"] == 1.0 and by_probe["gold_alt:code_fenced"] == 1.0
     assert all(v == 0.0 for k, v in by_probe.items() if k.startswith("hack:")), by_probe
     assert status(result)["code_prompt"] == "pass"
+    assert "code_isolation" not in status(result)  # nothing the hacks started outlived their scoring
 
 
 @pytest.mark.classic
@@ -207,6 +210,54 @@ def test_gzip_completions_file_is_read(tmp_path):
             f.write(json.dumps({"example_id": i, "completion": f"\\boxed{{{i + 30}}}", "is_correct": True}) + "\n")
     result = run(TEMPLATES / "classic-numeric", data, completions=str(completions), skip_probes=True)
     assert status(result)["label_agreement"] == "pass"
+
+
+@pytest.mark.classic
+def test_a_reward_that_runs_only_the_first_assert_and_pays_half_for_running_code(tmp_path):
+    path = fx.write_env(tmp_path, "first_assert_env", fx.FIRST_ASSERT_REWARD, fx.CODE_TO_ROW, code=True)
+    result = run(path, fx.write_rows(tmp_path, fx.code_rows(3, asserts=3)), num_examples=2)
+    assert status(result)["reward_hacking"] == "fail", failed(result)
+    assert "hack:first_call_only on 2/2 rows" in message(result, "reward_hacking")
+    assert status(result)["code_partial_credit"] == "warn"
+    assert "50% of the learning signal" in message(result, "code_partial_credit")
+    assert result.exit_code() == 1
+
+
+@pytest.mark.classic
+def test_a_verdict_the_program_can_reach_is_forged(tmp_path):
+    """Yesterday's harness (the program and the tests in one process): the frame walk, the gc search, the
+    redefined helpers and the patched standard library each earn the gold reward, and are named."""
+    import code_fixtures as cf
+
+    reward = fx.INPROCESS_HARNESS_REWARD.format(tests=str(Path(__file__).parent))
+    path = fx.write_env(tmp_path, "inprocess_env", reward, fx.CODE_TO_ROW, code=True)
+    rows = [r for r in cf.HUMANEVAL if r["task_id"] in ("HumanEval/32", "HumanEval/53")]
+    result = run(path, fx.write_rows(tmp_path, fx.humaneval_rows(rows)), num_examples=2)
+    assert status(result)["gold_reward"] == "pass", failed(result)
+    assert status(result)["reward_hacking"] == "fail"
+    msg = message(result, "reward_hacking")
+    for hack in ("frame_walk_forgery", "gc_forgery", "redefines_helpers_zero", "patches_stdlib"):
+        assert f"hack:{hack}" in msg, (hack, msg)
+    # it kills the program's process group only: a process in a session of its own outlives it
+    assert status(result)["code_isolation"] == "fail" and "outlives_scorer" in message(result, "code_isolation")
+
+
+@pytest.mark.classic
+def test_code_hacks_run_without_a_reference_solution(tmp_path):
+    """No solution column: the hacks still run, against the wrong programs; the template passes, the
+    exit-code reward fails; and a dataset with no gold answer and no code never passes silently."""
+    rows = [{"prompt": r["prompt"], "test": r["test"], "entry_point": r["entry_point"]} for r in fx.code_rows(3, 2)]
+    data = fx.write_rows(tmp_path, rows)
+    result = run(TEMPLATES / "classic-code", data, num_examples=2)
+    assert status(result)["reward_hacking"] == "pass", failed(result)
+    assert "without a reference" in message(result, "reward_hacking") and result.exit_code() == 0
+    broken = fx.write_env(tmp_path, "exit_code_env", fx.EXIT_CODE_REWARD, fx.GOLDLESS_CODE_TO_ROW, code=True)
+    result = run(broken, data, num_examples=2)
+    assert status(result)["reward_hacking"] == "fail" and "hack:sys_exit" in message(result, "reward_hacking")
+    numbers = fx.write_rows(tmp_path, [{"question": f"What is {i} + 1?"} for i in range(3)], "numbers.jsonl")
+    reward, _ = fx.NUMERIC["string_compare"]
+    result = run(fx.write_env(tmp_path, "no_answer_env", reward, fx.NO_ANSWER_TO_ROW), numbers, num_examples=2)
+    assert status(result)["probes"] == "fail" and result.exit_code() == 1
 
 
 # -- v1 ------------------------------------------------------------------------------------------------

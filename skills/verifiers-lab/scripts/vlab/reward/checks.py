@@ -273,7 +273,21 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
             "pass a --custom file for rows without an answer column",
         )
     if not built:
-        result.skip("probes", "no row has a gold answer to build probes from")
+        goldless = [r for r in sample if golds[r.index] is None and kinds[r.index].kind == "code"]
+        if goldless:  # code hacks need no reference program: they must not beat a wrong one
+            built = [rp.RowProbes(r, "", code.goldless_probes(kinds[r.index], r.question)) for r in goldless]
+            _, scores, _ = _score(env, built, opts, CODE_ROWS_AT_ONCE)
+            code.check_goldless(result, _results(built, scores))
+            code.check_leftovers(result)
+            return scores
+        if opts.custom or opts.completions:
+            result.skip("probes", "no row has a gold answer to build probes from")
+        else:  # nothing at all was scored: never a pass
+            result.fail(
+                "probes",
+                "no probe ran: no probed row has a gold answer (and the rows are not code with tests)",
+                "give the answer column in --env-args, or score your own cases with --custom / --completions",
+            )
         return []
     fn = rp.correctness_function(env.reward_functions)
     items, scores, elapsed = _score(env, built, opts)
@@ -292,16 +306,17 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
         elif kind.kind == "label":
             extra = labels.label_probes(rr.gold, space, template)
         elif kind.kind == "code" and rp.gold_established(rr):
-            extra = code.hack_probes(kind, rr.gold, template)
+            extra = code.hack_probes(kind, rr.gold, template, rr.row.question)
         if kind.kind != "code" and rp.gold_established(rr):
             extra = extra + rp.first_box_probe(rr.gold, template)
         second.append(rp.RowProbes(rr.row, rr.gold, extra))
     # Code probes start child processes, and an infinite loop holds one for the program timeout: a few
     # rows at a time, so no call waits for a free slot longer than --timeout.
     code_rows = CODE_ROWS_AT_ONCE if any(kinds[rr.row.index].kind == "code" for rr in rows) else None
+    second, owners = code.slow_apart(second)  # the slow programs as groups of their own, scored beside the rest
     items2, scores2, elapsed2 = _score(env, second, opts, code_rows)
-    for rr, extra in zip(rows, _results(second, scores2)):
-        rr.scored += extra.scored
+    for k, extra in zip(owners, _results(second, scores2)):
+        rows[k].scored += extra.scored
     all_items, first = items + items2, scores + scores2
     # The second scoring (determinism) and the health checks leave out the infinite loop: it costs the
     # program timeout each time and its slowness is the harness doing its job.
@@ -329,6 +344,9 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     stated = rp.prompt_stated_probe_ids(hints, opts.gold_template, _user_text(rows[0].row))
     verdicts.prompt_format_check(result, rows, stated, fn, hints.system_prompt or _user_text(rows[0].row))
     verdicts.hack_check(result, rows, fn)
+    if kind_name == "code":
+        code.check_code(result, rows, fn)
+        code.check_leftovers(result)
     carried = numbers.symbols_in_data([*golds.values(), *(r.question for r in scope), hints.system_prompt])
     numbers.check_numbers(result, rows, fn, rp.gold_established, carried)
     choices.check_choices(result, rows, kinds, fn)
@@ -391,6 +409,8 @@ def _reachability(
     formats = [t for t, _ in ranked.most_common()]
     formats += [t for b in built for t in b.formats.values() if t not in formats]
     code_env = any(k.kind == "code" for k in kinds.values())
+    if code_env and code.FENCED in formats:  # the format code prompts ask for; a raw program is the fallback
+        formats.insert(0, formats.pop(formats.index(code.FENCED)))
     rows_at_once = min(opts.concurrency, 2 * CODE_ROWS_AT_ONCE) if code_env else opts.concurrency
     dataset.check_reachable(
         result, env, scope, golds, kinds, formats, top, fn, opts.reach_seconds, opts.timeout, rows_at_once

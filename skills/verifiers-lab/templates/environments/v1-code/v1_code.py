@@ -8,14 +8,16 @@ canonical_solution), MBPP (text, test_list of asserts, code) and stdin/stdout pr
 when the program passes every test, else 0.0; `validate` runs the reference solution, so
 `vf-validate` finds rows whose own solution fails.
 
-The tests run in a child process (``v1_code_harness.py`` next to this module) with a
-wall-clock timeout, memory, CPU, file-size and process limits, no network where the OS
-allows it, a scratch folder as working directory and no API keys in its environment. The
-verdict comes from a channel the harness writes after the tests ran, never from the exit
-code or from anything the program prints, so sys.exit(0), os._exit(0), an atexit handler,
-an always-equal object or an int subclass earn nothing. This is protection against
-accidents and reward hacks, not a security sandbox: for untrusted code at scale use a
-hosted sandbox (verifiers v1 sandbox runtimes, Prime sandboxes).
+The tests run in THIS process (``v1_code_harness.py`` next to this module), with the prompt's
+helper functions and this process's standard library, against a proxy for each function the
+program defines: every call's arguments go to a child process that runs only the program's
+code (CPU-time, memory, file and process limits, no network where the OS allows it, a
+scratch folder, no API keys) and sends back plain data (numbers, strings, bytes, lists,
+tuples, dicts, sets). The verdict never exists in the child, so no program can write it:
+sys.exit(0), printed output, an always-equal object, a forged verdict (frames, gc), redefined
+helpers or a patched standard library earn nothing. stdin/stdout problems: the child runs the
+program on one input, the comparison is made here. Not a security sandbox: for untrusted
+code at scale use a hosted sandbox (verifiers v1's sandbox runtimes, Prime sandboxes).
 
 Written for verifiers >= 0.4 (`import verifiers.v1 as vf`): the module exports
 exactly one Taskset subclass through `__all__`; there is no `load_environment`.
@@ -23,18 +25,16 @@ exactly one Taskset subclass through `__all__`; there is no `load_environment`.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import builtins
 import json
 import os
 import re
-import secrets
-import shutil
-import signal
 import sys
-import tempfile
 import weakref
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import verifiers.v1 as vf
@@ -55,12 +55,13 @@ SYSTEM_PROMPT = (
 )
 TIMEOUT_SECONDS = 5.0  # wall clock per program run (all its tests)
 MEMORY_MB = 1024  # address space of the child process
-PARALLEL = 2 * (os.cpu_count() or 1)  # programs run at once (most of a run is waiting on a child)
+PARALLEL = max(8, 4 * (os.cpu_count() or 1))  # programs run at once (most of a run is waiting on a child)
 HARNESS = Path(__file__).with_name("v1_code_harness.py")
 
 _FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.S | re.I)
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _slots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> Semaphore
+_threads: list[ThreadPoolExecutor] = []
 
 
 # -- the reply and the row ---------------------------------------------------------------
@@ -91,6 +92,34 @@ def tests_of(raw, entry_point: str | None) -> dict:
     if isinstance(raw, (list, tuple)):
         raw = "\n".join(str(t) for t in raw)
     return {"mode": "call", "tests": str(raw or ""), "entry_point": entry_point}
+
+
+def prompt_helpers(text: str, entry_point: str | None) -> str:
+    """The prompt's own code the tests may call (HumanEval's `poly`, `encode_cyclic`): its imports and every
+    finished function or class but the entry point. The tests run with these, never with the reply's versions."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ""
+    kept = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = [n for n in node.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+            if node.name == entry_point or all(isinstance(n, ast.Pass) for n in body):
+                continue  # the function the reply writes (a signature and docstring only)
+        elif not isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)):
+            continue
+        kept.append(node)
+    return ast.unparse(ast.Module(kept, [])) if kept else ""
+
+
+def row_tests(row: dict) -> tuple[str | None, dict]:
+    """The row's entry point and how to run its tests (with the prompt's helper code)."""
+    entry = row_entry_point(row, row[TESTS_COLUMN])
+    spec = tests_of(row[TESTS_COLUMN], entry)
+    if spec["mode"] == "call":
+        spec["helpers"] = prompt_helpers(prompt_text(row), entry)
+    return entry, spec
 
 
 def called_name(tests: str) -> str | None:
@@ -148,82 +177,30 @@ def reference_program(row: dict, entry_point: str | None) -> str:
 # -- running the tests ---------------------------------------------------------------------
 
 
+def harness():
+    """The harness module beside this one (loaded once): it runs the tests here and the program in a child."""
+    name = HARNESS.stem
+    if name not in sys.modules:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(name, HARNESS)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 async def run_tests(program: str, spec: dict, timeout: float = TIMEOUT_SECONDS, memory_mb: int = MEMORY_MB) -> dict:
-    """{"passed": bool, "reason": str}: the program against the tests, in a limited child process."""
+    """{"passed": bool, "reason": str}: the tests run in this process against the program run in a limited child."""
     if not program.strip():
         return {"passed": False, "reason": "no code"}
     loop = asyncio.get_running_loop()
     if loop not in _slots:
         _slots[loop] = asyncio.Semaphore(PARALLEL)
     async with _slots[loop]:
-        return await _run_once(program, spec, timeout, memory_mb)
-
-
-async def _run_once(program: str, spec: dict, timeout: float, memory_mb: int) -> dict:
-    nonce = secrets.token_hex(16)
-    job = {"nonce": nonce, "program": program, "spec": spec}
-    job["limits"] = {"memory_mb": memory_mb, "cpu_seconds": int(timeout) + 1}
-    scratch = tempfile.mkdtemp(prefix="code-run-")
-    env = {"PATH": os.defpath, "LANG": "C.UTF-8", "HOME": scratch, "TMPDIR": scratch}
-    read_end, write_end = os.pipe()
-    timed_out = False
-    try:
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-I",
-                str(HARNESS),
-                str(write_end),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.DEVNULL,
-                cwd=scratch,
-                env=env,
-                pass_fds=(write_end,),
-                start_new_session=True,
-            )
-        finally:
-            os.close(write_end)
-        try:
-            await asyncio.wait_for(proc.communicate(json.dumps(job).encode()), timeout)
-        except TimeoutError:
-            timed_out = True
-        finally:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the program's own children too
-            except (ProcessLookupError, PermissionError):
-                pass
-            await proc.wait()
-        raw = _drain(read_end)
-    finally:
-        os.close(read_end)
-        shutil.rmtree(scratch, ignore_errors=True)
-    if timed_out:
-        return {"passed": False, "reason": f"did not finish within {timeout:g} s"}
-    records = []
-    for line in raw.decode("utf-8", "replace").splitlines():
-        try:
-            records.append(json.loads(line))
-        except ValueError:
-            records.append(None)
-    if len(records) != 1 or not isinstance(records[0], dict) or records[0].get("nonce") != nonce:
-        return {"passed": False, "reason": "no verdict from the test harness (the program ended it or wrote to it)"}
-    return {"passed": records[0].get("passed") is True, "reason": str(records[0].get("reason", ""))}
-
-
-def _drain(fd: int) -> bytes:
-    """What the harness wrote to the channel, without waiting on a writer that is still alive."""
-    os.set_blocking(fd, False)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except BlockingIOError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
+        if not _threads:  # one thread per program run at once: it runs the tests, waiting on the child
+            _threads.append(ThreadPoolExecutor(PARALLEL, thread_name_prefix="code-tests"))
+        return await loop.run_in_executor(_threads[0], harness().score, program, spec, timeout, memory_mb)
 
 
 # -- the taskset ------------------------------------------------------------------------------
@@ -326,8 +303,7 @@ class V1CodeConfig(vf.TasksetConfig):
 class V1CodeTaskset(vf.Taskset[V1CodeTask, V1CodeConfig]):
     def load(self) -> Iterator[V1CodeTask]:
         for i, row in enumerate(read_rows(self.config)):
-            entry = row_entry_point(row, row[TESTS_COLUMN])
-            spec = tests_of(row[TESTS_COLUMN], entry)
+            entry, spec = row_tests(row)
             yield V1CodeTask(
                 V1CodeData(
                     id=str(row.get("task_id", row.get("id", i))),
