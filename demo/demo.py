@@ -261,9 +261,9 @@ class Demo:
         def submit(st: Step) -> None:
             # --offline: the demo machine has no network, so Hub and model lookups become skip/warn.
             argv = [self.script("submit_training"), "--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "demo/color-toy"]
-            # No --env-arg dataset_path: the gate refuses any data file name as "a path on this machine",
-            # even "train.jsonl" shipped in the package's data/ folder as SKILL.md advises (reported as a bug).
-            argv += ["--max-steps", "50", "--group-size", "8"]
+            # The data ships in the package's data/ folder, as SKILL.md advises: the rehearsal builds the wheel,
+            # installs it in a throwaway venv and loads train.jsonl from it before the config is written.
+            argv += ["--env-arg", 'dataset_path="train.jsonl"', "--max-steps", "50", "--group-size", "8"]
             argv += ["--batch-size", "128", "--output", "configs/color-toy.toml", "--offline", "--json"]
             self.run(st, argv)
             st.result["config_text"] = (p / "configs" / "color-toy.toml").read_text()
