@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import sys
 import tomllib
@@ -517,6 +518,24 @@ def test_package_layout(template):
         assert "def load_environment(" in source and "import verifiers as vf" in source
     else:
         assert "import verifiers.v1 as vf" in source and "__all__" in source
+
+
+@pytest.mark.parametrize("template", CLASSIC + V1 + JUDGE)
+def test_readme_quickstart_names_the_shipped_data_and_the_real_commands(template):
+    """Issue #21: the quickstart runs from the user's project folder on data/train.jsonl, no placeholder file,
+    and calls the pack's scripts as ``$SKILL_DIR/scripts/...`` (new_env writes the real command there)."""
+    module = module_name(template)
+    readme = (TEMPLATES / template / "README.md").read_text()
+    block = readme.split("## Quickstart\n```bash\n", 1)[1].split("```", 1)[0]
+    commands = [ln for ln in block.splitlines() if ln.strip() and not ln.startswith(("#", " "))]
+    assert f"pip install -e environments/{module}" in commands
+    assert f"environments/{module}/data/train.jsonl" in block
+    scripts = [ln for ln in commands if "scripts/" in ln]
+    assert scripts and (SKILL_ROOT / "scripts" / "test_reward.py").is_file(), block
+    for line in scripts:  # the exact prefix scaffold/create.py replaces with the pack's own command
+        assert line.startswith(f'python "$SKILL_DIR/scripts/test_reward.py" environments/{module}/'), line
+    paths = re.findall(r'dataset_path": "([^"]+)"|dataset-path (\S+)', block)
+    assert paths and {a or b for a, b in paths} == {"train.jsonl"}, paths
 
 
 def test_every_template_is_listed_here():
