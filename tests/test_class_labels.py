@@ -338,6 +338,73 @@ def test_a_model_that_varies_raises_neither_warning(tmp_path):
     assert "same_answers" not in checks and "majority_class" not in checks
 
 
+def v1_trace(trace_id, prompt, content, agent, score):
+    """One v1 trace: the prompt (not sampled), one sampled reply, and its reward."""
+    nodes = [
+        {"message": {"role": "user", "content": prompt}, "sampled": False, "token_ids": [1, 2]},
+        {"message": {"role": "assistant", "content": content}, "sampled": True, "token_ids": [3]},
+    ]
+    rewards = {"correct_label": {"score": score, "weight": 1.0}}
+    return {"id": trace_id, "agent": agent, "nodes": nodes, "rewards": rewards}
+
+
+def v1_eval_run(folder, rows_per_example=4, examples=30, answer_of=None):
+    """A v1 vf-eval traces.jsonl on the same labels: one episode per rollout, grouped by task key, gold in
+    task.data.answer; each episode also holds a frozen judge's trace answering something else (never read)."""
+    golds = [NAMES[r["label"]] for r in emotion_rows(examples)]
+    folder.mkdir(parents=True, exist_ok=True)
+    episodes = []
+    for ex, gold in enumerate(golds):
+        task = {"type": "Task", "key": f"task-{ex:03d}", "data": {"idx": ex, "prompt": f"text {ex}", "answer": gold}}
+        for k in range(rows_per_example):
+            said = answer_of(ex, k)
+            policy = v1_trace(
+                f"{ex}-{k}",
+                f"text {ex}",
+                f"Thinking.\n<answer>{said}</answer>",
+                {"name": "policy"},
+                1.0 * (said == gold),
+            )
+            judge = v1_trace(
+                f"{ex}-{k}-j", "judge", f"\\boxed{{verdict {k}}}", {"name": "judge", "trainable": False}, 0.0
+            )
+            episodes.append({"id": f"ep-{ex}-{k}", "task": task, "ok": True, "traces": [policy, judge]})
+    write_jsonl(folder / "traces.jsonl", episodes)
+    return folder
+
+
+@pytest.mark.parametrize("constant", [True, False])
+def test_v1_traces_are_read_for_answers_too(tmp_path, constant):
+    golds = [NAMES[r["label"]] for r in emotion_rows(30)]
+    if constant:
+        answer_of = lambda ex, k: "anger"  # noqa: E731
+    else:  # right on 3 of 4 rollouts, a different wrong label on the 4th
+        answer_of = lambda ex, k: golds[ex] if k else NAMES[(NAMES.index(golds[ex]) + 1) % 4]  # noqa: E731
+    obj, checks = check(v1_eval_run(tmp_path / "run", answer_of=answer_of))
+    answers = obj["data"]["answers"]
+    assert answers["rollouts"] == 120 and answers["groups"] == 30, answers  # the judge's traces are not read
+    assert answers["majority_class"] == "anger" and answers["majority_share"] == pytest.approx(13 / 30, abs=1e-3)
+    if constant:
+        assert checks["same_answers"]["status"] == "warn" and "30/30 groups" in checks["same_answers"]["message"]
+        assert checks["majority_class"]["status"] == "warn"
+    else:
+        assert answers["same_answer_groups"] == 0
+        assert "same_answers" not in checks and "majority_class" not in checks
+
+
+def test_real_v1_traces_give_their_answers(real_data):
+    from vlab.evals.answers import read_answers
+    from vlab.evals.source import V1_TRACES, locate
+
+    run = real_data / "verifiers-evals" / "v0.4.0-vf-eval--demo-taskset"
+    source = locate(run)
+    assert source.shape == V1_TRACES
+    answers = read_answers(source)
+    # 4 traces over 2 tasks, every completion "<answer>5</answer>"
+    assert (answers.rollouts, answers.groups, answers.same_answer_groups) == (4, 2, 2)
+    assert answers.top_answer == "5" and answers.top_answer_share == 1.0
+
+
 def test_the_evaluation_guide_quotes_the_answer_thresholds_from_their_one_home():
     import re
 
