@@ -11,6 +11,7 @@ from conftest import SKILL_ROOT
 
 from vlab.core.result import Result
 from vlab.reward.checks import TestRewardRequest, run_test_reward
+from vlab.reward.code import FENCED
 
 TEMPLATES = SKILL_ROOT / "templates" / "environments"
 
@@ -160,6 +161,37 @@ def test_a_reward_that_trusts_the_exit_code_is_hacked_one_hack_at_a_time(tmp_pat
     for honest in ("hack:infinite_loop", "hack:monkeypatch_builtins"):
         assert honest not in msg  # a timeout and an assert statement still hold in that reward
     assert status(result)["gold_reward"] == "pass"
+
+
+@pytest.mark.classic
+def test_gold_reachable_scores_code_golds_in_the_fenced_format_the_probes_found(tmp_path):
+    """A correct code environment whose reward reads only a ```python block: the raw reference earns 0, the
+    fenced one 1, and every row's gold is scored fenced first (scored raw, all of them would miss)."""
+    import shutil
+
+    folder = tmp_path / "classic-code"  # the folder names the module
+    shutil.copytree(TEMPLATES / "classic-code", folder)
+    module = folder / "classic_code.py"
+    source = module.read_text()
+    raw = "    return text.strip()\n\n\ndef last_text("  # extract_code's fallback: a reply with no fence is the program
+    assert source.count(raw) == 1
+    module.write_text(source.replace(raw, raw.replace("text.strip()", '""')))  # fenced-only from now on
+    rows = [
+        {
+            "prompt": r["prompt"],
+            "test": [r["test"]],
+            "canonical_solution": r["solution"],
+            "entry_point": r["entry_point"],
+        }
+        for r in fx.code_rows(3)
+    ]
+    result = run(folder, fx.write_rows(tmp_path, rows), num_examples=3)
+    by_probe = {p["probe"]: p["total"] for p in result.data["probes"]["by_probe"]}
+    assert by_probe["gold:code_raw"] == 0.0 and by_probe["gold_alt:code_fenced"] == 1.0, by_probe
+    assert status(result)["gold_reachable"] == "pass", failed(result)
+    reach = result.data["reachability"]
+    assert reach["format"] == FENCED and reach["rows_probed"] == 3, reach
+    assert reach["unreachable"] == 0
 
 
 # -- prompts and the dataset -------------------------------------------------------------------------

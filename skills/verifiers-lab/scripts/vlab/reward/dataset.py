@@ -158,6 +158,7 @@ def check_reachable(
         "rows_with_gold": len(todo),
         "seconds": round(seconds, 2),
         "budget_seconds": budget,
+        "format": templates[0] if templates else None,  # the format every gold is scored in first
         "unreachable": len(unreachable),
         "examples": [{"example_id": r.index, "gold": g, "best": s} for r, g, s in unreachable[:SHOWN]],
         "all_unreachable": [{"example_id": r.index, "gold": g, "best": s} for r, g, s in unreachable],
