@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -99,19 +100,29 @@ def run_workflow(run: Runner, project: Path) -> list[dict]:
     step("preflight", "--offline")
     inspected = step("inspect_dataset", "data/train.jsonl")
     (project / "inspect.json").write_text(json.dumps(inspected))
-    step("new_env", "my-env", "--from-inspect", "inspect.json")
+    made_env = step("new_env", "my-env", "--from-inspect", "inspect.json")
+    classic = made_env["data"]["api"] == "classic"  # what new_env picks where only verifiers 0.3.x is installed
     env_args = json.dumps({"dataset_path": "data/train.jsonl"})
     step("test_reward", "environments/my_env/", "--env-args", env_args, "--num-examples", "3")
     write_classic_run(project / "outputs" / "evals" / "my-env--local-model" / "1a2b3c4d", mixed_run())
     step("check_reward_distribution", codes=(0, 1))  # finds the newest run under ./outputs itself
-    step(
+    # As SKILL.md says: the data ships in the package's data/ folder, and submit_training rehearses the run
+    # (builds the wheel, installs it in a throwaway venv, loads train.jsonl from it) before writing the config.
+    shipped = project / "environments" / "my_env" / "data"
+    shipped.mkdir(parents=True, exist_ok=True)
+    shutil.copy(project / "data" / "train.jsonl", shipped / "train.jsonl")
+    submitted = step(
         "submit_training",
         *("--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "owner/my-env", "--max-steps", "20"),
-        *("--offline", "--output", "configs/my-env.toml"),
+        *("--env-arg", 'dataset_path="train.jsonl"', "--offline", "--output", "configs/my-env.toml"),
+        codes=(1,) if classic else (0,),
     )
+    if classic:  # Hosted Training runs v1 tasksets only: the gate refuses a classic one and writes no config
+        gate = [c for c in submitted["checks"] if c["id"] == "env-generation"]
+        assert gate and gate[0]["status"] == "fail", submitted["checks"]
     doc = step("docs", "evaluation-guide")
     assert doc["data"]["text"].startswith("# Evaluating")
-    for made in ("environments/my_env", "configs/my-env.toml", "inspect.json"):
+    for made in ("environments/my_env", "inspect.json", *(() if classic else ("configs/my-env.toml",))):
         assert (project / made).exists(), made
     return results
 
