@@ -6,7 +6,7 @@ data/; then submit_training's offline dry run three ways, in the same run: with 
 (the baseline: the dry run as it was), the first rehearsal with an empty rehearsal cache
 (build, a fresh venv with verifiers 0.4.0 from uv's cache, load, score 20 golds) and the
 second one (the venv reused: build, load, score), and the time the cached venv's Python takes to
-import verifiers.v1 and datasets (the floor of any load). Target: a cached rehearsal within ~30 s
+load verifiers.v1 and datasets (the floor of any load). Target: a cached rehearsal within ~30 s
 of the baseline on a 2-core machine. Prints one JSON line. uv's own package cache is used
 as it is (run once before, the first rehearsal here downloads nothing).
 """

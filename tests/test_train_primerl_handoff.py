@@ -257,20 +257,27 @@ def test_install_check_uses_the_checkouts_python(tmp_path, capsys):
     env_dir.mkdir(parents=True)
     (env_dir / "my_env.py").write_text(V1)  # prime-rl runs v1 tasksets only (the generation gate)
     (env_dir / "pyproject.toml").write_text('[project]\nname = "my-env"\n')
+    # about the checkout's import check alone: this bare package has no data to rehearse a load with
     root = _checkout(tmp_path)
-    args = prl(tmp_path, "--dry-run", "--gpus", "2", "--prime-rl-dir", str(root), env=str(env_dir))
+    args = prl(tmp_path, "--dry-run", "--gpus", "2", "--prime-rl-dir", str(root), "--no-rehearse", env=str(env_dir))
     code, obj = call(*args, capsys=capsys)
     check = next(c for c in obj["checks"] if c["id"] == "env_installed")
     assert check["status"] == "warn" and "'my_env' does not import" in check["message"]
     install = f"cd {root.resolve()} && uv pip install -e {env_dir.resolve()}"
     assert install in obj["next_steps"] and install in check["hint"]
     # a real run refuses to start prime-rl without it (exit 3), before looking at GPUs
-    code, obj = call(*prl(tmp_path / "r", "--gpus", "2", "--prime-rl-dir", str(root), env=str(env_dir)), capsys=capsys)
+    code, obj = call(
+        *prl(tmp_path / "r", "--gpus", "2", "--prime-rl-dir", str(root), "--no-rehearse", env=str(env_dir)),
+        capsys=capsys,
+    )
     assert code == 3 and any(c["id"] == "env_installed" and c["status"] == "fail" for c in obj["checks"])
     # installed: passes
     root2 = _checkout(tmp_path / "b", with_module="my_env")
     code, obj = call(
-        *prl(tmp_path / "b", "--dry-run", "--gpus", "2", "--prime-rl-dir", str(root2), env=str(env_dir)), capsys=capsys
+        *prl(
+            tmp_path / "b", "--dry-run", "--gpus", "2", "--prime-rl-dir", str(root2), "--no-rehearse", env=str(env_dir)
+        ),
+        capsys=capsys,
     )
     assert any(c["id"] == "env_installed" and c["status"] == "pass" for c in obj["checks"]), obj["checks"]
 

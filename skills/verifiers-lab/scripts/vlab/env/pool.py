@@ -47,7 +47,7 @@ class ScoringPool:
             self.siblings = []
             for _ in range(self.workers - 1):
                 try:
-                    self.siblings.append(RemoteEnvironment(self.env.spec, self.env._args, self.env.load_timeout))
+                    self.siblings.append(self.env.sibling())
                 except LoadFailed:
                     break
         return [self.env, *self.siblings]
@@ -79,6 +79,5 @@ class ScoringPool:
         """Stop the siblings; their incidents and output join the first worker's."""
         for sibling in self.siblings or []:
             sibling.close()
-            self.env.incidents += sibling.incidents
-            self.env._output += sibling._output
+            self.env.absorb(sibling)
         self.siblings = []

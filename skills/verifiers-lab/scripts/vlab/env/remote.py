@@ -237,6 +237,21 @@ class RemoteEnvironment(Environment):
         if size:
             self._output.append((size, secrets.redact(text)))
 
+    def sibling(self) -> RemoteEnvironment:
+        """A second worker on the same environment, arguments, interpreter and folder (vlab.env.pool)."""
+        return RemoteEnvironment(
+            self.spec, self._args, self.load_timeout, python=self._python, cwd=self._cwd, environ=self._environ
+        )
+
+    def absorb(self, other: RemoteEnvironment) -> None:
+        """Take a closed sibling's incidents and captured output into this worker's record."""
+        self.incidents += other.incidents
+        self._output += other.output_excerpts()
+
+    def output_excerpts(self) -> list[tuple[int, str]]:
+        """(bytes written, excerpt) per finished worker process, as ``user_output`` sums them."""
+        return list(self._output)
+
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             try:

@@ -109,7 +109,7 @@ def _classic_rollouts(source: EvalSource) -> Iterator[tuple[Any, Any, Any]]:
                 break
             try:
                 row = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # a malformed row: the main reader names it
                 continue
             if isinstance(row, dict):
                 yield row.get("example_id", row.get("id")), row.get("completion"), row.get("answer")
