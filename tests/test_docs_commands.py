@@ -99,9 +99,14 @@ def generation_skip(command: str) -> str | None:
         return "classic vf-eval (verifiers 0.3.x); runs in the 0.3.1 venv"
     elif command.startswith(SCRIPT + 'migrate_env.py"') and not VERIFIERS.classic:
         return "migrate_env reads a classic environment (verifiers 0.3.x); runs in the 0.3.1 venv, its v1 side in .venv/vf040"
-    elif VERIFIERS.classic and ("configs/my-env.toml" in command or "--stops diag.json" in command):
+    elif VERIFIERS.classic and (
+        "configs/my-env.toml" in command
+        or "--stops diag.json" in command
+        or (command.startswith(SCRIPT + 'submit_training.py"') and "--status" not in command)
+    ):
         # SKILL.md's hosted steps (8a) on the environment its workflow made: classic in this venv, which
-        # the generation gate refuses for Hosted Training (tests/test_generation_gate.py proves that).
+        # the generation gate (it reads environments/<module>/ when the folder is there) refuses for Hosted
+        # Training and prime-rl alike (tests/test_generation_gate.py proves that).
         return "Hosted Training runs v1 tasksets only; SKILL.md's hosted steps run in the 0.4 venv, on a v1 taskset"
     return None
 
