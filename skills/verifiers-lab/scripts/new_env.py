@@ -52,6 +52,7 @@ ROLE_FLAGS = {
     "choices": "choices_column",
     "tests": "tests_column",
     "entry_point": "entry_point_column",
+    "criteria": "criteria_column",
 }
 
 
@@ -92,6 +93,11 @@ def build_parser():
     parser.add_argument("--tests-column", metavar="COLUMN", help="column with the tests (code)")
     parser.add_argument(
         "--entry-point-column", metavar="COLUMN", help="column with the function name the tests call (code)"
+    )
+    parser.add_argument(
+        "--criteria-column",
+        metavar="COLUMN",
+        help="column with each row's rubric criteria for the judge (judge templates: the rubric-criteria variant)",
     )
     parser.add_argument(
         "--path", default="environments", help="folder to create the package in (default: environments)"

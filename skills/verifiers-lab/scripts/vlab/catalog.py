@@ -65,6 +65,7 @@ ROLES: tuple[Role, ...] = (
     Role("choices", "--choices-column"),
     Role("tests", "--tests-column"),
     Role("entry_point", "--entry-point-column"),
+    Role("criteria", "--criteria-column"),  # per-row rubric criteria for a judge (inspect.roles.CRITERIA_NAMES)
 )
 
 
@@ -250,7 +251,12 @@ TEMPLATES: tuple[Template, ...] = (
 
 # Judge-scored templates (free-text answers): the judge call lives in the correctness function,
 # the pre-check is a zero-weight metric; test_reward probes them with --judge stub / --judge-base-url.
-_JUDGE_COLUMNS = (_QUESTION, _ANSWER)
+_JUDGE_COLUMNS = (_QUESTION, _ANSWER, Column("criteria", "CRITERIA_COLUMN", "criteria", optional=True))
+# The zero-weight metric the judge templates set to 1.0 on a rollout whose judge gave no verdict (a refusal,
+# prose only, a failed call): local_train logs its mean as judge_error_frac, diagnose_run and
+# check_reward_distribution count those rollouts apart from zero rewards.
+JUDGE_ERROR_METRIC = "judge_error"
+_JUDGE_REWARDS = (Reward("judge_score", 1.0), Reward("precheck_passed", 0.0), Reward(JUDGE_ERROR_METRIC, 0.0))
 TEMPLATES += (
     Template(
         name="classic-judge",
@@ -259,7 +265,7 @@ TEMPLATES += (
         columns=_JUDGE_COLUMNS,
         reads=frozenset({"long_text"}),
         parser="vf.Parser()",
-        rewards=(Reward("judge_score", 1.0), Reward("precheck_passed", 0.0)),
+        rewards=_JUDGE_REWARDS,
         correctness="judge_score",
     ),
     Template(
@@ -269,7 +275,7 @@ TEMPLATES += (
         columns=_JUDGE_COLUMNS,
         reads=frozenset({"long_text"}),
         parser="trace.last_reply",
-        rewards=(Reward("judge_score", 1.0), Reward("precheck_passed", 0.0)),
+        rewards=_JUDGE_REWARDS,
         correctness="judge_score",
     ),
 )

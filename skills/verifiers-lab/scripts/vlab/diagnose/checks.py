@@ -378,6 +378,35 @@ def check_errors(ctx: Context) -> list[Finding]:
     )
 
 
+def check_judge_errors(ctx: Context) -> list[Finding]:
+    """A judge template's judge_error metric: rollouts whose judge refused or gave no verdict score 0 (classic)
+    or error (v1). Counted apart from the policy's zero rewards: over the run, and the worst step."""
+    s = ctx.s
+    v = s.col("judge_error_frac")
+    ok = np.isfinite(v)
+    if not ok.any():
+        return []
+    share, worst = float(np.mean(v[ok])), int(np.argmax(np.where(ok, v, -1.0)))
+    if share <= T["judge_errors_warn"]:
+        return []
+    return [
+        Finding(
+            "judge-errors",
+            "fail" if share > T["judge_errors_fail"] else "warn",
+            f"the judge failed on {share:.0%} of rollouts (no verdict or a refusal; worst step "
+            f"{int(s.steps[worst])}: {v[worst]:.0%}): the zeros are not the policy's",
+            {
+                "mean": rnd(share),
+                "worst_step": int(s.steps[worst]),
+                "worst": rnd(v[worst]),
+                "key": s.keys.get("judge_error_frac"),
+            },
+            steps=[int(s.steps[worst])],
+            rank=4,
+        )
+    ]
+
+
 def check_throughput(ctx: Context) -> list[Finding]:
     s = ctx.s
     for name, inverse in (("tokens_per_s", False), ("step_time", True)):

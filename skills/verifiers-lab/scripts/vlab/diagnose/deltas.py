@@ -203,6 +203,9 @@ NEXT_STEPS = {
     "baseline solves 10%-90% of the time",
     "rollout-errors": "read the environment's errors (prime train logs RUN_ID --env NAME, or the rollouts' error "
     "field) and reproduce them with test_reward; no config change fixes them",
+    "judge-errors": "read the failed rollouts' judge replies (the error field: refusal or no verdict line); check the "
+    f"judge model, prompt and verdict format with {command('test_reward')} ENV --judge stub, then against the real "
+    "judge (--judge-base-url); no training config change fixes them",
     "throughput-drop": "read the logs for retries, timeouts or a slow environment (prime train logs RUN_ID); "
     "no config change is implied",
     "turn-limit": "rollouts ran out of turns: raise the environment's max_turns (--env-arg max_turns=N) if the model "

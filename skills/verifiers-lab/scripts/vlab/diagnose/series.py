@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from vlab.catalog import JUDGE_ERROR_METRIC
+
 # A prime-rl agent name in the orchestrator's `train/agg/<subset>/<agent>/<metric>/<stat>` keys.
 _AGENT = r"[^/]+"
 
@@ -60,6 +62,16 @@ ALIASES: dict[str, list[str | re.Pattern]] = {
         "error/all/mean",
     ],
     "errors": ["errors"],
+    # the judge templates' judge_error metric (vlab.catalog.JUDGE_ERROR_METRIC): rollouts whose judge failed
+    "judge_error_frac": [
+        "judge_error_frac",  # local_train
+        f"metrics/{JUDGE_ERROR_METRIC}/mean",  # local_train's per-metric mean
+        re.compile(
+            rf"^train/agg/all/{_AGENT}/metrics/{JUDGE_ERROR_METRIC}/mean$"
+        ),  # prime-rl: every rollout, errored too
+        re.compile(rf"^train/[^/]+/all/{_AGENT}/metrics/{JUDGE_ERROR_METRIC}/mean$"),  # prime-rl, per environment
+        re.compile(rf"^train/agg/effective/{_AGENT}/metrics/{JUDGE_ERROR_METRIC}/mean$"),
+    ],
     "rollouts": ["num_rollouts", "progress/rollouts"],
     "tokens_per_s": ["gen_tokens_per_s", "perf/throughput"],
     "step_time": ["time/step"],

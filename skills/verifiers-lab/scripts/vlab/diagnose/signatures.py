@@ -16,6 +16,7 @@ from vlab.diagnose.checks import (
     check_errors,
     check_eval,
     check_grad_spikes,
+    check_judge_errors,
     check_length,
     check_nonfinite,
     check_reward_level,
@@ -38,6 +39,7 @@ __all__ = ["Context", "Finding", "detect", "reward_noise_se", "reward_range", "v
 EXPLAINS = {
     "non-finite": {"reward-flat-low", "reward-collapse", "reward-unstable", "zero-advantage", "entropy-collapse"},
     "rollout-errors": {"reward-flat-low", "zero-advantage"},
+    "judge-errors": {"reward-flat-low", "zero-advantage", "rollout-errors"},
     "reward-collapse": {"reward-flat-low", "zero-advantage", "entropy-collapse", "reward-unstable"},
     "reward-unstable": {"zero-advantage"},
     "entropy-collapse": {"reward-flat-low", "zero-advantage", "truncation", "length-collapse", "length-explode"},
@@ -56,6 +58,7 @@ def detect(s: Series, reward_range_given: tuple[float, float] | None = None) -> 
         return findings, ctx
     reward_tr = trend(s.steps, s.col("reward_mean"))
     findings += check_errors(ctx)
+    findings += check_judge_errors(ctx)
     findings += check_collapse(ctx)
     if not any(f.id == "reward-collapse" for f in findings):
         findings += check_swings(ctx)

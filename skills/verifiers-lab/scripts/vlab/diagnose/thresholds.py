@@ -56,6 +56,8 @@ TABLE: tuple[Threshold, ...] = (
     # errors and throughput
     Threshold("errors_warn", 0.05, "share of rollouts with an environment error: warn above"),
     Threshold("errors_fail", 0.2, "... fail above"),
+    Threshold("judge_errors_warn", 0.02, "share of rollouts whose judge gave no verdict (judge_error): warn above"),
+    Threshold("judge_errors_fail", 0.1, "... fail above (those rollouts' zeros are not the policy's)"),
     Threshold("throughput_drop", 0.5, "tokens/s: last/first window median ratio below this"),
     # eval
     Threshold("eval_min_points", 3, "eval reward needs this many evaluations to compare with train reward"),

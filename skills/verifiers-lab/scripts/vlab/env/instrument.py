@@ -110,9 +110,12 @@ class Calls:
                 slot["values"][name] = value
 
 
-def score_from(calls: dict, per_function: dict[str, float | None], total: float | None, scoring_error=None) -> Score:
+def score_from(
+    calls: dict, per_function: dict[str, float | None], total: float | None, scoring_error=None, metrics=None
+) -> Score:
     """A Score from verifiers' numbers plus what the instrumented calls recorded."""
     return Score(
+        metrics=dict(metrics or {}),
         total=total,
         per_function=per_function,
         errors=calls["errors"],

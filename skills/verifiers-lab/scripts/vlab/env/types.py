@@ -75,6 +75,7 @@ class Score:
     seconds: dict[str, float] = field(default_factory=dict)  # per-function call time
     timed_out: list[str] = field(default_factory=list)
     scoring_error: FunctionError | None = None  # the whole scoring call raised (v1 TaskError)
+    metrics: dict[str, float] = field(default_factory=dict)  # v1 @vf.metric values (classic: in per_function)
 
 
 @dataclass

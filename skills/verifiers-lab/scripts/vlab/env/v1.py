@@ -154,7 +154,7 @@ class V1Environment(Environment):
         for f in self.reward_functions:
             per.setdefault(f.name, None)
         total = compat.trace_total(trace) if scoring_error is None else None
-        return score_from(rec, per, total, scoring_error)
+        return score_from(rec, per, total, scoring_error, compat.trace_metrics(trace))
 
     async def score_group(self, row: Row, completions: list[Any]) -> list[Score]:
         # Sequential within a row (no task per trace); rows run concurrently in score().

@@ -73,6 +73,7 @@ class Counts:
     error_kinds: tuple[tuple[str, int], ...] = ()  # the five most common
     judge_errors: int = 0  # errored rollouts whose judge gave no verdict (counted apart from zero rewards)
     judge_refusals: int = 0  # ... whose judge refused
+    judge_scored_zero: int = 0  # of judge_errors: not errored, scored 0 with the judge_error metric set (classic)
     turn_limited: int = 0  # ended by the environment's turn limit while still calling tools
 
     def reward_issue_count(self, *kinds: str) -> int:
@@ -106,6 +107,8 @@ class Counts:
             out["error_kinds"] = dict(self.error_kinds)
         if self.judge_errors or self.judge_refusals:
             out["judge_failures"] = {"no_verdict": self.judge_errors, "refusals": self.judge_refusals}
+            if self.judge_scored_zero:
+                out["judge_failures"]["scored_zero"] = self.judge_scored_zero
         return out
 
 
@@ -256,6 +259,10 @@ def analyse(
     empty = (chars == 0) & (tools == 0)
     near_empty = (chars > 0) & (chars <= near_empty_chars) & (tools == 0)
     row_keys = as_numpy(cols.row_key, np.int64)
+    # A judge template's judge_error metric on a rollout that did not error: the classic Rubric scored the judge's
+    # failure 0.0. Counted with the judge failures read from error text (an errored rollout is counted there).
+    flagged = cols.fn_cols.get(catalog.JUDGE_ERROR_METRIC) or cols.metric_cols.get(catalog.JUDGE_ERROR_METRIC)
+    silent = int(((as_numpy(flagged, np.float64) > 0) & ~errored).sum()) if flagged is not None and n else 0
     counts = Counts(
         lines=stats.lines,
         rollouts=n,
@@ -275,7 +282,8 @@ def analyse(
         other_shape_rows=stats.other_shape_rows,
         episodes=stats.episodes if source.shape == V1_TRACES else None,
         error_kinds=tuple(cols.error_kinds.most_common(5)),
-        judge_errors=cols.judge_errors.get("error", 0),
+        judge_errors=cols.judge_errors.get("error", 0) + silent,
+        judge_scored_zero=silent,
         judge_refusals=cols.judge_errors.get("refusal", 0),
     )
 

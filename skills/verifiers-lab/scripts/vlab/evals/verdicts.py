@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from vlab import catalog
 from vlab.core.invocation import command
 from vlab.core.result import Result, UsageError
 from vlab.evals.analysis import Analysis
@@ -162,14 +163,20 @@ def judge(a: Analysis, th: Thresholds, result: Result) -> list[str]:
         share = judged / n if n else 0.0
         (fail if share >= th.failed_share else result.warn)(
             "judge",
-            f"{judged} rollouts ({share:.0%}) errored in the judge: {c.judge_refusals} refusals, "
-            f"{c.judge_errors} replies without a verdict (counted apart from zero rewards)",
+            f"{judged} rollouts ({share:.0%}) failed in the judge: {c.judge_refusals} refusals, "
+            f"{c.judge_errors} replies without a verdict (counted apart from zero rewards"
+            + (
+                f"; {c.judge_scored_zero} of them scored 0 with {catalog.JUDGE_ERROR_METRIC} set)"
+                if c.judge_scored_zero
+                else ")"
+            ),
             "read those rows' `error`; check the judge model, prompt and verdict format with "
             "test_reward --judge stub, then against the real judge (--judge-base-url)",
         )
 
     # Generation failed (errors, empty completions) rather than a reward problem.
-    failed_share = max(0.0, (a.generation_failed_share or 0.0) - (judged / n if n else 0.0))
+    errored_in_judge = judged - c.judge_scored_zero  # those are in generation_failed_share's errored count
+    failed_share = max(0.0, (a.generation_failed_share or 0.0) - (errored_in_judge / n if n else 0.0))
     generation_failed = failed_share >= th.failed_share
     if generation_failed:
         fail(

@@ -24,7 +24,7 @@ from vlab.hosted.prime_rl_schema import validate_with_prime_rl
 from vlab.hosted.rehearse import local_finder, rehearse_config
 from vlab.hosted.schema import HOSTED_CLI_KEYS, schema_info
 from vlab.hosted.status import run_status
-from vlab.hosted.validate import ENV_ID_RE, Lookup, source_env_ids, validate_document
+from vlab.hosted.validate import ENV_ID_RE, Lookup, key_var_names, source_env_ids, validate_document
 
 TARGETS = ("hosted", "prime-rl")
 RUN_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
@@ -436,6 +436,13 @@ def run_submit_training(req: SubmitRequest, result: Result) -> None:
             + (f", {len(warned)} warning(s)" if warned else "")
             + "; nothing submitted"
         )
+        for name in key_var_names(plain):  # the judge's key: by name in the config, its value where the run is
+            result.step(
+                f"add a secret named {name} to the environment on the Environments Hub (its Secrets tab, or link a "
+                "global secret): Hosted Training injects it into the run"
+                if target == "hosted"
+                else f"export {name} where the prime-rl orchestrator runs (the environment reads its judge key there)"
+            )
         if target == "prime-rl":
             result.step(f"review {config_path}, then: {gate.prime_rl_command(config_path, req.prime_rl_dir)}")
         else:

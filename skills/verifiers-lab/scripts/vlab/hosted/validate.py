@@ -650,6 +650,60 @@ def check_online(doc: dict, lookup: Lookup | None, skip_env_ids: set[str] | None
     return checks
 
 
+# An environment's judge (the judge templates' judge_api_key_var / judge_base_url; any *_key_var, *_base_url).
+_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LOOPBACK = re.compile(r"^\s*https?://(?:[^/@]*@)?(?:localhost|127\.[0-9.]+|0\.0\.0\.0|\[::1\])(?:[:/]|$)", re.I)
+
+
+def key_var_names(doc: dict) -> list[str]:
+    """The environment-variable NAMES an environment reads its judge's (or any) API key from."""
+    return sorted({v for p, v in _walk_strings(doc) if p.rsplit(".", 1)[-1].endswith("_key_var") and _is_name(v)})
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and bool(_VAR_NAME.fullmatch(value))
+
+
+def check_judge(doc: dict, target: str) -> list[Check]:
+    """A judge's key goes by variable name only; a hosted run cannot reach a judge on this machine."""
+    checks = []
+    named = [(p, v) for p, v in _walk_strings(doc) if p.rsplit(".", 1)[-1].endswith("_key_var")]
+    bad = [p for p, v in named if not _is_name(v)]  # the value is never shown: it may be the key itself
+    if bad:
+        checks.append(
+            _c(
+                "judge-key",
+                "fail",
+                f"{', '.join(bad)} must name an environment variable (e.g. OPENAI_API_KEY), not hold a value",
+                "pass the variable's NAME (--env-arg judge_api_key_var=NAME); the key stays in the environment",
+            )
+        )
+    elif named:
+        where = (
+            "Hosted Training injects an environment's Hub secrets into the run"
+            if target == "hosted"
+            else "export it where the orchestrator runs"
+        )
+        checks.append(
+            _c(
+                "judge-key",
+                "pass",
+                f"the judge's key goes by variable name only: {', '.join(key_var_names(doc))}; {where}",
+            )
+        )
+    local = [p for p, v in _walk_strings(doc) if p.rsplit(".", 1)[-1].endswith("base_url") and _LOOPBACK.match(str(v))]
+    if local and target == "hosted":
+        checks.append(
+            _c(
+                "judge-endpoint",
+                "fail",
+                f"{', '.join(local)} points at this machine (loopback): a hosted run cannot reach it",
+                "give the judge's public endpoint, e.g. --env-arg judge_base_url=https://api.openai.com/v1",
+            )
+        )
+    return checks
+
+
 def validate_document(
     doc: dict,
     *,
@@ -682,6 +736,7 @@ def validate_document(
     if target == "hosted":
         checks += check_hosted(doc)
     checks += check_secrets(doc, text, forward_env, environ)
+    checks += check_judge(doc, target)
     if target == "hosted" or online:
         checks += check_online(doc, lookup if online else None, skip_env_ids)
     return checks

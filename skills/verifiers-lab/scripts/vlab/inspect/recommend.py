@@ -56,7 +56,14 @@ def recommend(
     }
     if fmt.get("label_names"):  # new_env writes them into the environment: the prompt asks for names
         out["label_names"] = list(fmt["label_names"])
-    if kind.check == "tests":
+    if spec.criteria_col:  # a judge with each row's own rubric: the judge templates' rubric-criteria variant
+        out["variant"] = "rubric-criteria"
+        out["note"] = (
+            f"each row carries rubric criteria ({spec.criteria_col!r}): use the rubric-criteria variant of "
+            f"{out['template']} (CRITERIA_COLUMN = {spec.criteria_col!r}; new_env --from-inspect maps it), so the "
+            "judge grades every row against its own criteria beside the reference"
+        )
+    elif kind.check == "tests":
         out["note"] = "the test harness does not fit in a snippet: create the package with new_env --from-inspect"
     elif classic_t is None:
         out["note"] = "no template in templates/ scores this format; start from the judge snippet"
@@ -81,6 +88,7 @@ class _Spec:
         self.tests_col = (roles.get("tests") or {}).get("column")
         self.entry_col = (roles.get("entry_point") or {}).get("column")
         self.info_col = (roles.get("info") or {}).get("column")
+        self.criteria_col = (roles.get("criteria") or {}).get("column") if self.check == "judge" else None
         self.fmt = fmt
         self.type = fmt["type"]
         self.loader = loader
@@ -105,6 +113,8 @@ class _Spec:
             out["entry_point"] = self.entry_col
         if self.info_col:
             out["info"] = self.info_col
+        if self.criteria_col:
+            out["criteria"] = self.criteria_col
         return out
 
     def pointers(self) -> dict[str, str]:

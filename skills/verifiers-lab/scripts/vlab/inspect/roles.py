@@ -73,6 +73,18 @@ INFO_NAMES = ["info", "metadata", "meta", "extra", "extrainfo"]
 TESTS_NAMES = ["test", "tests", "testlist", "testcases", "unittests", "inputoutput", "publictests", "testcode"]
 ENTRY_POINT_NAMES = ["entrypoint", "functionname", "funcname", "fnname", "entrypointname"]
 SOLUTION_NAMES = ["canonicalsolution", "solution", "solutions", "referencesolution", "code", "goldsolution"]
+# Per-row rubric criteria for an LLM judge (catalog role "criteria"; the judge templates' rubric-criteria variant).
+CRITERIA_NAMES = [
+    "criteria",
+    "rubric",
+    "rubrics",
+    "rubricitems",
+    "gradingnotes",
+    "gradingcriteria",
+    "gradingrubric",
+    "evaluationcriteria",
+    "scoringrubric",
+]
 # Text that comes before the question in the prompt (SVAMP's Body, a reading passage).
 CONTEXT_NAMES = ["body", "passage", "context", "article", "document", "story", "paragraph", "background", "support"]
 QUESTION_LIKE = ["question", "query", "problem", "stem", "instruction", "goal", "ask"]
@@ -86,6 +98,7 @@ ROLE_NAMES = {
     "info": INFO_NAMES,
     "tests": TESTS_NAMES,
     "entry_point": ENTRY_POINT_NAMES,
+    "criteria": CRITERIA_NAMES,
 }
 
 
@@ -171,6 +184,7 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
         "info": None,
         "tests": None,
         "entry_point": None,
+        "criteria": None,
     }
     taken: set[str] = set()
     usable = [c for c in columns if c.type != "null"]
@@ -186,6 +200,11 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
                 hit[0].name, 0.95, f"column name {hit[0].name!r} (the function the tests call)"
             )
             taken.add(hit[0].name)
+    # Rubric criteria for a judge: taken first, so they are never read as the prompt or the answer.
+    hit = _by_name(usable, CRITERIA_NAMES, taken)
+    if hit and (hit[0].type.startswith("list") or hit[0].type in ("string", "mixed", "dict")):
+        roles["criteria"] = _role(hit[0].name, 0.9, f"column name {hit[0].name!r}: per-row rubric criteria for a judge")
+        taken.add(hit[0].name)
     # Options spread over columns (A, B, C, D) are never the prompt or the answer.
     spread = [] if _by_name(usable, CHOICES_NAMES, taken) else choice_columns(usable, taken)
     reserved = {c.name for c in spread}
@@ -289,6 +308,7 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
         "info": "names: " + ", ".join(INFO_NAMES),
         "tests": "names: " + ", ".join(TESTS_NAMES) + " (holding asserts, check() or stdin/stdout cases)",
         "entry_point": "names: " + ", ".join(ENTRY_POINT_NAMES),
+        "criteria": "names: " + ", ".join(CRITERIA_NAMES) + " (a list or text per row)",
     }
     return roles
 

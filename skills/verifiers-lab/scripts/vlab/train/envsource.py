@@ -205,7 +205,7 @@ class VerifiersSource:
                     f"reward {name} returned {v} on example_id {row.index}; training on it would corrupt the model",
                     hint="make the reward function return a finite number for every completion",
                 )
-        metrics = {k: float(v) for k, v in score.per_function.items() if finite(v)}
+        metrics = {k: float(v) for k, v in {**score.metrics, **score.per_function}.items() if finite(v)}
         reward = float(score.total) if finite(score.total) else 0.0
         return Rollout(
             example_id=row.index,

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from vlab.catalog import JUDGE_ERROR_METRIC
 from vlab.core import secrets
 from vlab.core.files import WRITE_ERRNOS, write_fault
 from vlab.core.invocation import command
@@ -313,6 +314,8 @@ class Trainer:
             "gen_tokens_per_s": gen_tokens / gen_s if gen_s > 0 else None,
             "train_s": round(train_s, 4),
         }
+        if any(JUDGE_ERROR_METRIC in r.metrics for r in rollouts):  # a judge template: its failures apart from zeros
+            m["judge_error_frac"] = sum(r.metrics.get(JUDGE_ERROR_METRIC, 0.0) > 0 for r in rollouts) / len(rollouts)
         names = sorted({k for r in rollouts for k in r.metrics})
         for name in names:
             vals = np.array([r.metrics.get(name, np.nan) for r in rollouts], dtype=float)

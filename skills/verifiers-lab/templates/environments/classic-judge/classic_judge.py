@@ -2,8 +2,9 @@
 
 Each row has a question and a reference answer. The model answers in free text; a judge model
 (verifiers' own `vf.JudgeRubric`, any OpenAI-compatible endpoint) compares the reply with the
-reference and ends its reply with `Score: N/10`; the reward is N/10. Optional `criteria` (a list
-of strings) are shown to the judge as a rubric beside the reference.
+reference and ends its reply with `Score: N/10`; the reward is N/10. Rubric criteria are shown to
+the judge beside the reference: each row's own from CRITERIA_COLUMN (the rubric-criteria variant),
+else the `criteria` argument (a list of strings for every row).
 
 Safe to train on:
 - the judge prompt fences the question, the reference and the response as data between tags, and
@@ -14,7 +15,8 @@ Safe to train on:
 - the verdict is read from the judge's last line (or a JSON object), never from a "score"
   anywhere in its prose (which may quote the response); a reply with no verdict (a refusal,
   prose only, nothing) raises. Note: the classic Rubric turns an exception in a reward function
-  into 0.0 during training; test_reward reports each one, and the v1-judge template errors the rollout.
+  into 0.0 during training; test_reward reports each one, the v1-judge template errors the rollout, and
+  here the `judge_error` metric (weight 0) of that rollout is 1.0, so training logs judge failures apart from zeros.
 
 The judge model, its endpoint and the *name* of the environment variable holding its API key are
 arguments (`judge_model`, `judge_base_url`, `judge_api_key_var`); no key is ever in a file.
@@ -38,6 +40,9 @@ from openai import AsyncOpenAI
 # QUESTION_COLUMN may be a list of columns, joined in order with a blank line.
 QUESTION_COLUMN = "question"
 ANSWER_COLUMN = "answer"
+# Optional per-row rubric criteria (the rubric-criteria variant): a list of strings, a JSON list, or one item
+# per line. A dataset without this column is judged against the reference alone.
+CRITERIA_COLUMN = "criteria"
 
 SYSTEM_PROMPT = "Answer the question fully and accurately, in plain prose."
 
@@ -136,6 +141,24 @@ def criteria_block(criteria: list[str] | None) -> tuple[str, str]:
     return f"\n<criteria>\n{listed}\n</criteria>\n", ", and how many of the criteria it meets"
 
 
+def row_criteria(row: dict) -> list[str]:
+    """A row's rubric criteria from CRITERIA_COLUMN (none when the column is absent or empty): a list,
+    a JSON list, an object (one "key: value" item each) or text with one item per line ("- " bullets dropped)."""
+    value = row.get(CRITERIA_COLUMN) if CRITERIA_COLUMN else None
+    if isinstance(value, str) and value.strip().startswith(("[", "{")):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+    if isinstance(value, str):
+        value = [line.strip().lstrip("-*•").strip() for line in value.splitlines()]
+    elif isinstance(value, dict):
+        value = [f"{k}: {v}" for k, v in value.items()]
+    elif not isinstance(value, (list, tuple)):
+        value = [] if value is None else [value]
+    return [str(item).strip() for item in value if item is not None and str(item).strip()]
+
+
 def prompt_text(row: dict) -> str:
     """The prompt: QUESTION_COLUMN, or its columns joined in order with a blank line."""
     columns = [QUESTION_COLUMN] if isinstance(QUESTION_COLUMN, str) else list(QUESTION_COLUMN)
@@ -187,7 +210,11 @@ def to_rows(dataset: Dataset, num_examples: int) -> Dataset:
     if num_examples > 0:
         dataset = dataset.select(range(min(num_examples, len(dataset))))
     return dataset.map(
-        lambda row: {"question": prompt_text(row), "answer": str(row[ANSWER_COLUMN])},
+        lambda row: {
+            "question": prompt_text(row),
+            "answer": str(row[ANSWER_COLUMN]),
+            "info": {"criteria": row_criteria(row)},
+        },
         remove_columns=dataset.column_names,
     )
 
@@ -214,36 +241,54 @@ def load_environment(
         eval_dataset = to_rows(
             read_dataset(dataset_name, dataset_config, eval_split or dataset_split, eval_path), num_eval_examples
         )
-    block, note = criteria_block(criteria)
-    template = JUDGE_PROMPT.replace("{criteria}", block.replace("{", "{{").replace("}", "}}"))
-    template = template.replace("{criteria_note}", note)
-    # verifiers' JudgeRubric makes the call; the response reaches its prompt escaped (fence_parser), the
-    # question and the reference are escaped by judge_score. The key is read from the named variable here.
-    judge_rubric = vf.JudgeRubric(
-        parser=vf.Parser(extract_fn=fence),
-        judge_client=AsyncOpenAI(base_url=judge_base_url, api_key=os.environ.get(judge_api_key_var) or "EMPTY"),
-        judge_model=judge_model,
-        judge_sampling_args={"temperature": 0.0},
-        judge_prompt=template,
-    )
+    # The key is read from the named variable here; one client serves every judge prompt.
+    client = AsyncOpenAI(base_url=judge_base_url, api_key=os.environ.get(judge_api_key_var) or "EMPTY")
+    rubrics: dict[tuple[str, ...], vf.JudgeRubric] = {}
+
+    def judge_for(items: list[str] | None) -> vf.JudgeRubric:
+        """verifiers' JudgeRubric for one set of criteria (a row's own, else the argument's). It makes the call;
+        the response reaches its prompt escaped (fence parser), the question and the reference by judge_score."""
+        key = tuple(items or ())
+        if key not in rubrics:
+            block, note = criteria_block(list(key))
+            template = JUDGE_PROMPT.replace("{criteria}", block.replace("{", "{{").replace("}", "}}"))
+            rubrics[key] = vf.JudgeRubric(
+                parser=vf.Parser(extract_fn=fence),
+                judge_client=client,
+                judge_model=judge_model,
+                judge_sampling_args={"temperature": 0.0},
+                judge_prompt=template.replace("{criteria_note}", note),
+            )
+        return rubrics[key]
+
     parser = vf.Parser()
 
-    async def judge_score(prompt, completion, answer, state, parser) -> float:
+    async def judge_score(prompt, completion, answer, state, info, parser) -> float:
         """The judge's score N/10 of the reply against the reference (0.0 when the pre-check fails)."""
         reply = parser.parse_answer(completion) or ""
         question = str(prompt[-1]["content"]) if isinstance(prompt, list) and prompt else str(prompt or "")
         if precheck(reply, question, answer, max_response_chars):
             return 0.0
         fenced_prompt = [{"role": "user", "content": fence(question)}]
-        verdict = await judge_rubric.judge(fenced_prompt, completion, fence(answer), state)
-        return parse_verdict(verdict)
+        row = (info or {}).get("criteria") if isinstance(info, dict) else None
+        try:
+            verdict = await judge_for(row or criteria).judge(fenced_prompt, completion, fence(answer), state)
+            return parse_verdict(verdict)
+        except Exception:
+            state["judge_error"] = 1.0  # read by the judge_error metric, which runs after this function
+            raise
 
     def precheck_passed(prompt, completion, answer, parser) -> float:
         """Metric (weight 0): did the reply pass the deterministic pre-check?"""
         question = str(prompt[-1]["content"]) if isinstance(prompt, list) and prompt else str(prompt or "")
         return 0.0 if precheck(parser.parse_answer(completion) or "", question, answer, max_response_chars) else 1.0
 
-    rubric = vf.Rubric(funcs=[judge_score, precheck_passed], weights=[1.0, 0.0], parser=parser)
+    def judge_error(state) -> float:
+        """Metric (weight 0): 1.0 when the judge gave no verdict (a refusal, prose only, a failed call), which
+        the Rubric scores 0.0; training logs its mean, so judge failures are not read as the policy's zeros."""
+        return float(state.get("judge_error", 0.0))
+
+    rubric = vf.Rubric(funcs=[judge_score, precheck_passed, judge_error], weights=[1.0, 0.0, 0.0], parser=parser)
     return vf.SingleTurnEnv(
         dataset=dataset, eval_dataset=eval_dataset, system_prompt=SYSTEM_PROMPT, parser=parser, rubric=rubric
     )

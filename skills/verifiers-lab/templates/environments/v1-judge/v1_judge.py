@@ -2,8 +2,9 @@
 
 Each row has a question and a reference answer. The model answers in free text; a judge model
 (verifiers' own `vf.ReferenceJudge`, any OpenAI-compatible endpoint) compares the reply with the
-reference and ends its reply with `Score: N/10`; the reward is N/10. Optional `criteria` (a list
-of strings) are shown to the judge as a rubric beside the reference.
+reference and ends its reply with `Score: N/10`; the reward is N/10. Rubric criteria are shown to
+the judge beside the reference: each row's own from CRITERIA_COLUMN (the rubric-criteria variant),
+else the `criteria` setting (a list of strings for every row).
 
 Safe to train on:
 - the judge prompt fences the question, the reference and the response as data between tags, and
@@ -13,7 +14,8 @@ Safe to train on:
   `max_response_chars` (default: 4x the reference, at least 2000), one that copies the question;
 - the verdict is read from the judge's last line (or a JSON object), never from a "score"
   anywhere in its prose (which may quote the response); a reply with no verdict (a refusal,
-  prose only, nothing) raises, so a judge failure errors the rollout instead of scoring 0.
+  prose only, nothing) raises, so a judge failure errors the rollout instead of scoring 0, and
+  the `judge_error` metric of that rollout is 1.0 (training logs its mean: judge failures apart from zeros).
 
 The judge model, its endpoint and the *name* of the environment variable holding its API key are
 configuration (`judge_model`, `judge_base_url`, `judge_api_key_var`); no key is ever in a file.
@@ -36,6 +38,9 @@ import verifiers.v1 as vf
 # QUESTION_COLUMN may be a list of columns, joined in order with a blank line.
 QUESTION_COLUMN = "question"
 ANSWER_COLUMN = "answer"
+# Optional per-row rubric criteria (the rubric-criteria variant): a list of strings, a JSON list, or one item
+# per line. A dataset without this column is judged against the reference alone.
+CRITERIA_COLUMN = "criteria"
 
 SYSTEM_PROMPT = "Answer the question fully and accurately, in plain prose."
 
@@ -147,6 +152,24 @@ def criteria_block(criteria: list[str] | None) -> tuple[str, str]:
     return f"\n<criteria>\n{listed}\n</criteria>\n", ", and how many of the criteria it meets"
 
 
+def row_criteria(row: dict) -> list[str]:
+    """A row's rubric criteria from CRITERIA_COLUMN (none when the column is absent or empty): a list,
+    a JSON list, an object (one "key: value" item each) or text with one item per line ("- " bullets dropped)."""
+    value = row.get(CRITERIA_COLUMN) if CRITERIA_COLUMN else None
+    if isinstance(value, str) and value.strip().startswith(("[", "{")):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+    if isinstance(value, str):
+        value = [line.strip().lstrip("-*•").strip() for line in value.splitlines()]
+    elif isinstance(value, dict):
+        value = [f"{k}: {v}" for k, v in value.items()]
+    elif not isinstance(value, (list, tuple)):
+        value = [] if value is None else [value]
+    return [str(item).strip() for item in value if item is not None and str(item).strip()]
+
+
 def prompt_text(row: dict) -> str:
     """The prompt: QUESTION_COLUMN, or its columns joined in order with a blank line."""
     columns = [QUESTION_COLUMN] if isinstance(QUESTION_COLUMN, str) else list(QUESTION_COLUMN)
@@ -198,12 +221,22 @@ def read_rows(config: V1JudgeConfig) -> list[dict]:
         raise ValueError(f"dataset has no column(s) {missing}; columns are {dataset.column_names}")
     if config.num_examples > 0:
         dataset = dataset.select(range(min(config.num_examples, len(dataset))))
-    return [{"id": row.get("id"), "prompt": prompt_text(row), "answer": str(row[ANSWER_COLUMN])} for row in dataset]
+    return [
+        {
+            "id": row.get("id"),
+            "prompt": prompt_text(row),
+            "answer": str(row[ANSWER_COLUMN]),
+            "criteria": row_criteria(row),
+        }
+        for row in dataset
+    ]
 
 
 class V1JudgeData(vf.TaskData):
     answer: str
     """The reference answer."""
+    criteria: list[str] = []
+    """This row's rubric criteria (CRITERIA_COLUMN); empty: the `criteria` setting, if any."""
 
 
 class V1JudgeTaskConfig(vf.TaskConfig):
@@ -230,22 +263,32 @@ class V1JudgeTask(vf.Task[V1JudgeData, vf.State, V1JudgeTaskConfig]):
                 sampling={"temperature": 0.0},
             )
         )
-        block, note = criteria_block(self.config.criteria)
-        result = await judge.evaluate(
-            trace=trace,
-            question=self.data.prompt_text,
-            answer=self.data.answer,
-            response=reply,
-            criteria=block,
-            criteria_note=note,
-        )
-        return float(result.parsed)
+        block, note = criteria_block(self.data.criteria or self.config.criteria)
+        try:
+            result = await judge.evaluate(
+                trace=trace,
+                question=self.data.prompt_text,
+                answer=self.data.answer,
+                response=reply,
+                criteria=block,
+                criteria_note=note,
+            )
+            return float(result.parsed)
+        except Exception:
+            trace.record_metric("judge_error", 1.0)  # the rollout errors; the metric says the judge failed
+            raise
 
     @vf.metric
     async def precheck_passed(self, trace: vf.Trace) -> float:
         """Did the reply pass the deterministic pre-check (not empty, not over-long, not the question)?"""
         reason = precheck(trace.last_reply, self.data.prompt_text, self.data.answer, self.config.max_response_chars)
         return 0.0 if reason else 1.0
+
+    @vf.metric
+    async def judge_error(self, trace: vf.Trace) -> float:
+        """1.0 when the judge gave no verdict (a refusal, prose only, a failed call): judge_score raises and
+        sets it, after this 0.0 is recorded. Training logs its mean, so judge failures are not read as zeros."""
+        return 0.0
 
     async def validate(self, runtime) -> bool:
         """Every row needs a reference answer for the judge to compare with."""
@@ -283,6 +326,7 @@ class V1JudgeTaskset(vf.Taskset[V1JudgeTask, V1JudgeConfig]):
                     prompt=row["prompt"],
                     system_prompt=SYSTEM_PROMPT,
                     answer=row["answer"],
+                    criteria=row["criteria"],
                 ),
                 task_config,
             )
