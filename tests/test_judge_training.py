@@ -267,3 +267,31 @@ def test_prime_rl_target_keeps_a_local_judge_and_names_the_variable(tmp_path):
     assert "judge-endpoint" not in {c["id"] for c in obj["checks"]}
     assert any(s.startswith("export JUDGE_API_KEY where") for s in obj["next_steps"])
     assert PLANTED not in _everything(proc, project) + json.dumps(obj)
+
+
+@pytest.mark.slow
+@pytest.mark.v1
+def test_prime_rl_dry_run_rehearses_the_judge_env_against_a_loopback_stub(tmp_path):
+    """The rehearsal (the wheel installed with verifiers 0.4.0, loaded from an empty folder, the gold scored)
+    reaches a judge on this machine for a prime-rl target: the stub's calls prove the judge was asked."""
+    from conftest import VERIFIERS
+
+    from vlab.hosted import rehearse
+
+    if rehearse.uv_command() is None or VERIFIERS.classic:
+        pytest.skip("the rehearsal needs uv and runs in the 0.4 venv (as tests/test_rehearse.py)")
+    (tmp_path / "p").mkdir()
+    project = _project(tmp_path / "p")
+    with JudgeServer() as stub:
+        proc = run_script(
+            "submit_training", "--target", "prime-rl", "--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "me/open-qa",
+            "--env-arg", 'dataset_path="train.jsonl"', "--env-arg", f'judge_base_url="{stub.url}"',
+            "--env-arg", 'judge_api_key_var="JUDGE_API_KEY"', "--offline", "--output", "configs/r.toml", "--json",
+            cwd=project, env={"JUDGE_API_KEY": PLANTED, "VLAB_REHEARSE_CACHE": str(tmp_path / "cache")}, timeout=900,
+        )  # fmt: skip
+        calls = stub.usage()["calls"]
+    obj = assert_result(proc.json, "submit_training", proc.returncode)
+    statuses = {c["id"]: c["status"] for c in obj["checks"]}
+    assert proc.returncode == 0, [(c["id"], c["message"]) for c in obj["checks"] if c["status"] == "fail"]
+    assert statuses["rehearse-load"] == statuses["rehearse-gold"] == "pass" and calls > 0
+    assert PLANTED not in _everything(proc, project) + json.dumps(obj)
