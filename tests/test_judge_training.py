@@ -295,3 +295,20 @@ def test_prime_rl_dry_run_rehearses_the_judge_env_against_a_loopback_stub(tmp_pa
     assert proc.returncode == 0, [(c["id"], c["message"]) for c in obj["checks"] if c["status"] == "fail"]
     assert statuses["rehearse-load"] == statuses["rehearse-gold"] == "pass" and calls > 0
     assert PLANTED not in _everything(proc, project) + json.dumps(obj)
+
+
+def test_the_judge_error_flag_is_never_taken_for_correctness():
+    """Binary, named after the judge (or "pass"), weight unknown (an eval file): metrics, never the correctness.
+    Before, precheck_passed was picked over judge_score as a classic judge eval's correctness."""
+    from vlab.catalog import FunctionFacts, Scores, correctness_function, function_kinds
+
+    binary = Scores(count=40, min=0.0, max=1.0, binary=True)
+    tenths = Scores(count=40, min=0.0, max=0.9, binary=False)
+    facts = [
+        FunctionFacts("judge_score", None, tenths),
+        FunctionFacts("precheck_passed", None, binary),
+        FunctionFacts(catalog.JUDGE_ERROR_METRIC, None, binary),
+    ]
+    kinds = function_kinds(facts)
+    assert kinds[catalog.JUDGE_ERROR_METRIC] == kinds["precheck_passed"] == "metric"
+    assert correctness_function(facts) == "judge_score"

@@ -257,6 +257,7 @@ _JUDGE_COLUMNS = (_QUESTION, _ANSWER, Column("criteria", "CRITERIA_COLUMN", "cri
 # check_reward_distribution count those rollouts apart from zero rewards.
 JUDGE_ERROR_METRIC = "judge_error"
 _JUDGE_REWARDS = (Reward("judge_score", 1.0), Reward("precheck_passed", 0.0), Reward(JUDGE_ERROR_METRIC, 0.0))
+_JUDGE_METRICS = frozenset(r.name for r in _JUDGE_REWARDS if r.weight == 0)
 TEMPLATES += (
     Template(
         name="classic-judge",
@@ -521,8 +522,8 @@ def function_kinds(functions: Sequence[FunctionFacts]) -> dict[str, FunctionKind
 
 def _kind(f: FunctionFacts, heaviest: float | None) -> FunctionKind:
     w, s, correct_name = f.weight, f.scores, _named(f.name, CORRECT_HINTS)
-    if f.role == "metric" or (w is not None and abs(w) < _EPS):
-        return "metric"
+    if f.role == "metric" or (w is not None and abs(w) < _EPS) or f.name in _JUDGE_METRICS:
+        return "metric"  # the judge templates' binary flags (named "pass", "judge") are never correctness
     if s is not None and s.count and w is None and ((s.max or 0) > 1 + _EPS or (s.min or 0) < -_EPS):
         return "metric"  # counts and timings live outside [0, 1]
     if _named(f.name, FORMAT_HINTS):
