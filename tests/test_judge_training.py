@@ -312,3 +312,39 @@ def test_the_judge_error_flag_is_never_taken_for_correctness():
     kinds = function_kinds(facts)
     assert kinds[catalog.JUDGE_ERROR_METRIC] == kinds["precheck_passed"] == "metric"
     assert correctness_function(facts) == "judge_score"
+
+
+@pytest.mark.slow
+@pytest.mark.v1
+def test_local_train_prime_rl_hand_off_names_the_key_variable_and_refuses_a_key_in_its_place(tmp_path):
+    """local_train --engine prime-rl --dry-run: the judge key's variable NAME in rl.toml and an export step; the key
+    passed where the name belongs makes the run fail (judge-key), and the key shows nowhere."""
+    base = [
+        "--json", "--no-progress", "--engine", "prime-rl", "--env", str(TEMPLATES / "v1-judge"),
+        "--model", "Qwen/Qwen2.5-0.5B-Instruct", "--dry-run", "--gpus", "2", "--no-rehearse",
+        "--env-arg", "dataset_name=someone/open-qa", "--env-arg", "judge_model=gpt-4.1-mini",
+    ]  # fmt: skip
+    env = {"JUDGE_API_KEY": PLANTED}
+    ok = run_script(
+        "local_train",
+        *base,
+        "--output-dir",
+        str(tmp_path / "a"),
+        "--env-arg",
+        "judge_api_key_var=JUDGE_API_KEY",
+        env=env,
+    )
+    obj = assert_result(ok.json, "local_train", ok.returncode)
+    assert ok.returncode == 0, obj["summary"]
+    assert {c["id"]: c["status"] for c in obj["checks"]}["judge-key"] == "pass"
+    assert any("export JUDGE_API_KEY where the orchestrator runs" in s for s in obj["next_steps"])
+    toml = (tmp_path / "a" / "rl.toml").read_text()
+    assert 'judge_api_key_var = "JUDGE_API_KEY"' in toml and PLANTED not in toml + ok.stdout + ok.stderr
+
+    bad = run_script(
+        "local_train", *base, "--output-dir", str(tmp_path / "b"), "--env-arg", f"judge_api_key_var={PLANTED}", env=env
+    )
+    obj = assert_result(bad.json, "local_train", bad.returncode)
+    assert bad.returncode == 1 and "judge-key" in obj["summary"]
+    written = "".join(p.read_text() for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert PLANTED not in written + bad.stdout + bad.stderr

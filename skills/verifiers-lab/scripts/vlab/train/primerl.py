@@ -224,7 +224,7 @@ def run_prime_rl(
     install_env: bool = False,
     rehearse: bool = True,
 ) -> None:
-    from vlab.hosted.validate import validate_document
+    from vlab.hosted.validate import key_var_names, validate_document
 
     if not cfg.model.name:
         raise UsageError("no model given", hint="pass --model or set [model] name")
@@ -319,6 +319,8 @@ def run_prime_rl(
     elif not dry_run and nodes == 1:
         check_prime_rl_dir(prime_rl_dir)  # raises: a run needs the checkout
     check_env_install(cfg, result, root, install_env, strict=not dry_run and nodes == 1)
+    for name in key_var_names(tomllib.loads(text)):  # an environment's judge key: by name here, its value there
+        result.step(f"{where}: export {name} where the orchestrator runs (the environment reads its judge key there)")
     for c in data["commands"][:1]:
         result.step(f"{where}: {c}")
 
