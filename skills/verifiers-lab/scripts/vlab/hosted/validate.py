@@ -691,7 +691,11 @@ def check_judge(doc: dict, target: str) -> list[Check]:
                 f"the judge's key goes by variable name only: {', '.join(key_var_names(doc))}; {where}",
             )
         )
-    local = [p for p, v in _walk_strings(doc) if p.rsplit(".", 1)[-1].endswith("base_url") and _LOOPBACK.match(str(v))]
+    local = [  # an environment's argument only (a source's env); the trainer's own clients are not judged here
+        p
+        for p, v in _walk_strings(doc)
+        if ".source[" in p and p.rsplit(".", 1)[-1].endswith("base_url") and _LOOPBACK.match(str(v))
+    ]
     if local and target == "hosted":
         checks.append(
             _c(
