@@ -457,3 +457,74 @@ def test_a_sound_hand_written_label_reward_passes(tmp_path):
     assert obj["data"]["probes"]["answer_kind"] == "label"
     assert checks["label_others"] == checks["label_hacks"] == checks["label_golds"] == "pass"
     assert checks["label_forms"] == "warn"  # 'anger.' is not read as anger: a warning, not a failure
+
+
+# -- validate() that needs a runtime: run the way vf-validate --runtime.type subprocess runs it ------------
+
+VALIDATE_IN_RUNTIME = '''    async def setup(self, trace, runtime) -> None:
+        await runtime.write("labels.txt", "\\n".join(normalise(x) for x in self.data.labels).encode())
+
+    async def validate(self, runtime) -> bool:
+        """Checked by a program in the runtime, against the file setup wrote there."""
+        import sys
+
+        program = "import sys; sys.exit(0 if sys.argv[1] in open('labels.txt').read().split() else 3)"
+        done = await runtime.run([sys.executable, "-c", program, normalise(self.data.answer)], {})
+        return done.exit_code == 0
+'''
+TEMPLATE_VALIDATE = '''    async def validate(self, runtime) -> bool:
+        """The reference label must be one of the allowed labels the prompt lists."""
+        return normalise(self.data.answer) in {normalise(label) for label in self.data.labels}
+'''
+
+
+@pytest.mark.v1
+@pytest.mark.parametrize("offered", ["names", "names_without_anger"])
+def test_a_validate_that_needs_the_runtime_really_runs(tmp_path, offered):
+    """setup writes a file in the runtime, validate runs a program there: accepted rows pass (exit 0);
+    golds outside the offered labels are rejected by name (exit 1), never a 'needs a runtime' warning."""
+    package, _ = scaffold(tmp_path, "v1")
+    module = tmp_path / "emo_v1" / "emo_v1.py"
+    text = module.read_text()
+    assert TEMPLATE_VALIDATE in text
+    module.write_text(text.replace(TEMPLATE_VALIDATE, VALIDATE_IN_RUNTIME))
+    args = {"dataset_path": str(tmp_path / "emotion" / "train.jsonl")}
+    if offered == "names_without_anger":
+        args["labels"] = NAMES[1:]  # the anger rows' golds are offered nowhere
+    proc = run_script(
+        "test_reward", package, "--env-args", json.dumps(args), "--num-examples", "8", "--reach-seconds", "5", "--json"
+    )
+    obj = assert_result(proc.json)
+    checks = {c["id"]: c for c in obj["checks"]}
+    if offered == "names":
+        assert proc.returncode == 0, failed_checks(obj)
+        assert checks["validate"]["status"] == "pass" and "accepts all 8 checked rows" in checks["validate"]["message"]
+        assert obj["data"]["validate"] == {"rows": 8, "rejected": [], "errors": 0}
+    else:
+        assert proc.returncode == 1
+        anger = [i for i, row in enumerate(emotion_rows(8)) if row["label"] == 0]
+        assert anger and obj["data"]["validate"]["rejected"] == anger and obj["data"]["validate"]["errors"] == 0
+        assert checks["validate"]["status"] == "fail" and f"rejects {len(anger)}/8" in checks["validate"]["message"]
+
+
+@pytest.mark.v1
+def test_a_task_that_needs_a_container_is_a_warning_not_a_rejection(tmp_path):
+    package, _ = scaffold(tmp_path, "v1")
+    module = tmp_path / "emo_v1" / "emo_v1.py"
+    text = module.read_text()
+    module.write_text(text.replace(TEMPLATE_VALIDATE, "    NEEDS_CONTAINER = True\n\n" + TEMPLATE_VALIDATE))
+    proc = run_script(
+        "test_reward",
+        package,
+        "--env-args",
+        json.dumps({"dataset_path": str(tmp_path / "emotion" / "train.jsonl")}),
+        "--num-examples",
+        "4",
+        "--reach-seconds",
+        "5",
+        "--json",
+    )
+    obj = assert_result(proc.json)
+    check = {c["id"]: c for c in obj["checks"]}["validate"]
+    assert check["status"] == "warn" and "needs a container runtime" in check["message"]
+    assert obj["data"]["validate"]["rejected"] == [] and obj["data"]["validate"]["errors"] == 4

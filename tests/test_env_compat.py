@@ -480,6 +480,51 @@ def test_task_hooks_can_be_wrapped(v1):
 
 
 @pytest.mark.v1
+@covers("verifiers.v1.runtimes.make_runtime")
+def test_make_runtime(v1):
+    _, _, tasks = v1
+    with private("verifiers.v1.runtimes.make_runtime"):
+        import verifiers.v1 as vf
+        from verifiers.v1.runtimes import make_runtime
+
+        async def go():
+            runtime = make_runtime(vf.SubprocessConfig(), name="vlab-compat-runtime-test")
+            try:
+                await runtime.start()
+                await runtime.write("x.txt", b"seen")
+                done = await runtime.run([sys.executable, "-c", "print(open('x.txt').read())"], {})
+                return done.exit_code, done.stdout.strip()
+            finally:
+                await runtime.stop()
+
+        assert run(go()) == (0, "seen")
+        assert run(compat.validate_in_runtime(tasks[0], 10)) is None  # the whole path; T defines no check
+
+
+@pytest.mark.v1
+@covers("verifiers.v1.utils.compile.resolve_runtime_config")
+def test_resolve_runtime_config(v1):
+    _, _, tasks = v1
+    with private("verifiers.v1.utils.compile.resolve_runtime_config"):
+        import verifiers.v1 as vf
+        from verifiers.v1.utils.compile import resolve_runtime_config
+
+        assert isinstance(resolve_runtime_config(vf.SubprocessConfig(), tasks[0]), vf.SubprocessConfig)
+
+
+@pytest.mark.v1
+@covers("verifiers.v1.utils.decorators.invoke")
+def test_invoke(v1):
+    with private("verifiers.v1.utils.decorators.invoke"):
+        from verifiers.v1.utils.decorators import invoke
+
+        def setup(runtime):  # a hook that names only some of what is offered
+            return runtime
+
+        assert invoke(setup, {"trace": 1, "runtime": 2}) == 2
+
+
+@pytest.mark.v1
 @covers("@vf.reward weight (_vf_weight)")
 def test_reward_weight(v1):
     _, _, tasks = v1

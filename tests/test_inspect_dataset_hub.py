@@ -231,3 +231,129 @@ def test_real_datasets_calls_on_a_local_repo_folder(tmp_path, monkeypatch, offli
     assert len(sample.rows) == 7 and sample.columns == ["question", "answer"]
     assert sample.rows[0] == fx.gsm8k_rows(12, seed=5)[0]
     assert sample.total_rows == (12 if offline_mode else None)
+    assert set(sample.splits) == {"train", "test"} and sample.splits_from == "the Hub's split list"
+
+
+# -- splits of Hub-shaped sources: listed, one read (issue 23) -------------------------------
+
+
+def test_hub_splits_are_listed_and_only_train_is_read(monkeypatch, capsys):
+    fake = FakeHub(splits=["train", "validation", "test"]).install(monkeypatch)
+    obj = run_main(capsys, "openai/gsm8k", "--config", "main")
+    assert obj["exit_code"] == 0
+    src = obj["data"]["source"]
+    assert src["splits"] == {"train": [], "validation": [], "test": []}
+    assert src["splits_from"] == "the Hub's split list" and src["loader"]["split"] == "train"
+    assert [c for c in fake.calls if c[0] == "rows"] == [("rows", "main", "train", 300, True)]
+    check = {c["id"]: c for c in obj["checks"]}["splits"]
+    assert check["status"] == "pass" and "test, train, validation" in check["message"]
+    assert "read 'train' only" in check["message"]
+
+
+def test_hub_test_split_chosen_warns(monkeypatch, capsys):
+    FakeHub().install(monkeypatch)
+    obj = run_main(capsys, "openai/gsm8k", "--config", "main", "--split", "test")
+    assert {c["id"]: c["status"] for c in obj["checks"]}["test-split"] == "warn"
+
+
+def _card(folder, block: str) -> None:
+    (folder / "README.md").write_text(f"---\n{block}---\n# a dataset card\n")
+
+
+def _rows(tag: str, n: int) -> list[dict]:
+    return [{"text": f"{tag} sentence {i}", "label": i % 3} for i in range(n)]
+
+
+def _inspect(folder, *args):
+    env = {"HF_HOME": str(folder.parent / "hf"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    r = run_script("inspect_dataset", str(folder), *args, "--json", env=env)
+    assert "Traceback" not in r.stderr
+    return r.json
+
+
+def test_readme_configs_folder_splits_by_its_data_files(tmp_path):
+    """File names that say no split: only the card's data_files tell train from test (datasets' own resolution)."""
+    import dataset_fixtures as fx
+
+    folder = tmp_path / "card"
+    (folder / "files").mkdir(parents=True)
+    fx.write_jsonl(folder / "files" / "part_a.jsonl", _rows("train", 20))
+    fx.write_jsonl(folder / "files" / "part_b.jsonl", _rows("train", 20))
+    fx.write_jsonl(folder / "files" / "holdout.jsonl", _rows("held", 9))
+    fx.write_jsonl(folder / "files" / "extra.jsonl", _rows("extra", 5))
+    _card(
+        folder,
+        "configs:\n- config_name: default\n  data_files:\n  - split: train\n    path: files/part_*.jsonl\n"
+        "  - split: test\n    path: files/holdout.jsonl\n  - split: dev\n    path: files/extra.jsonl\n",
+    )
+    obj = assert_result(_inspect(folder), "inspect_dataset", 0)
+    src = obj["data"]["source"]
+    assert src["splits"] == {
+        "train": ["files/part_a.jsonl", "files/part_b.jsonl"],
+        "test": ["files/holdout.jsonl"],
+        "dev": ["files/extra.jsonl"],
+    }
+    assert src["splits_from"] == "README.md configs (default)" and src["rows_sampled"] == 40
+    assert sorted(src["loader"]["data_files"]) == [str(folder / "files" / f"part_{x}.jsonl") for x in "ab"]
+    assert src["loader"]["split"] == "train"
+    test = _inspect(folder, "--split", "test")
+    assert test["data"]["source"]["loader"]["data_files"] == [str(folder / "files" / "holdout.jsonl")]
+    assert test["data"]["source"]["rows_sampled"] == 9
+    assert {c["id"]: c["status"] for c in test["checks"]}["test-split"] == "warn"
+    assert _inspect(folder, "--split", "dev")["data"]["source"]["rows_sampled"] == 5  # a split named as declared
+    bad = assert_result(_inspect(folder, "--split", "nope"), "inspect_dataset", 2)
+    assert "no split 'nope'" in bad["summary"] and "dev, test, train" in bad["summary"]
+
+
+def test_readme_with_several_configs_needs_one(tmp_path):
+    import dataset_fixtures as fx
+
+    folder = tmp_path / "card"
+    folder.mkdir()
+    fx.write_jsonl(folder / "easy.jsonl", _rows("easy", 6))
+    fx.write_jsonl(folder / "hard.jsonl", _rows("hard", 4))
+    fx.write_jsonl(folder / "hard_eval.jsonl", _rows("hard-eval", 3))
+    _card(
+        folder,
+        "configs:\n- config_name: easy\n  data_files: easy.jsonl\n- config_name: hard\n  data_files:\n"
+        "  - split: train\n    path: hard.jsonl\n  - split: test\n    path: hard_eval.jsonl\n",
+    )
+    none = assert_result(_inspect(folder), "inspect_dataset", 2)
+    assert "easy, hard" in none["summary"] and "none was chosen" in none["summary"]
+    hard = assert_result(_inspect(folder, "--config", "hard"), "inspect_dataset", 0)["data"]["source"]
+    assert hard["splits"] == {"train": ["hard.jsonl"], "test": ["hard_eval.jsonl"]} and hard["rows_sampled"] == 4
+    assert hard["splits_from"] == "README.md configs (hard)"
+    easy = _inspect(folder, "--config", "easy")["data"]["source"]
+    assert easy["splits"] == {"train": ["easy.jsonl"]} and easy["rows_sampled"] == 6
+
+
+def test_parquet_shards_and_save_to_disk_list_their_splits(tmp_path):
+    import datasets
+
+    train, test = datasets.Dataset.from_list(_rows("train", 12)), datasets.Dataset.from_list(_rows("held", 7))
+    shards = tmp_path / "shards"
+    (shards / "data").mkdir(parents=True)
+    train.to_parquet(str(shards / "data" / "train-00000-of-00001.parquet"))
+    test.to_parquet(str(shards / "data" / "test-00000-of-00001.parquet"))
+    src = assert_result(_inspect(shards), "inspect_dataset", 0)["data"]["source"]
+    assert src["splits"] == {
+        "train": ["data/train-00000-of-00001.parquet"],
+        "test": ["data/test-00000-of-00001.parquet"],
+    }
+    assert src["loader"]["data_files"] == [str(shards / "data" / "train-00000-of-00001.parquet")]
+    assert src["rows_sampled"] == 12
+    saved = tmp_path / "saved"
+    datasets.DatasetDict({"train": train, "test": test}).save_to_disk(str(saved))
+    src = assert_result(_inspect(saved), "inspect_dataset", 0)["data"]["source"]
+    assert set(src["splits"]) == {"train", "test"} and src["splits_from"] == "dataset_dict.json"
+    assert src["loader"] == {"load_from_disk": str(saved), "split": "train"} and src["rows_sampled"] == 12
+
+
+def test_uncached_hub_id_offline_is_one_line_exit_4(tmp_path):
+    """The real libraries, an empty cache, hub access off: one line and exit 4, no traceback."""
+    env = {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    r = run_script("inspect_dataset", "owner/not-cached", "--json", env=env, timeout=60)
+    obj = assert_result(r.json, "inspect_dataset", 4)
+    assert "not in the local cache" in obj["summary"] and "Traceback" not in r.stderr
+    plain = run_script("inspect_dataset", "owner/not-cached", env=env, timeout=60)
+    assert plain.returncode == 4 and "Traceback" not in plain.stderr + plain.stdout

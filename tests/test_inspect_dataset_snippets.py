@@ -117,3 +117,80 @@ def test_v1_judge_snippet_scores_the_verdict(tmp_path, make, monkeypatch):
         _, got = fx.score_v1(module, tmp_path, ["an answer"])
         scores += got
     assert scores == [1.0, 0.0]
+
+
+# -- class labels: the templates' normaliser, the templates' spellings (issue 23) -------------------
+
+
+def make_emotion_ids(d):
+    """Integer labels named by a mapping.txt beside the data (TweetEval emotion's shape)."""
+    folder = d / "emotion"
+    folder.mkdir()
+    fx.write_jsonl(folder / "train.jsonl", [{"text": f"tweet {i}", "label": i % 4} for i in range(40)])
+    (folder / "mapping.txt").write_text("0\tanger\n1\tjoy\n2\toptimism\n3\tsadness\n")
+    return folder
+
+
+LABEL_SETS = {
+    fx.make_labels_csv: ["sports", "politics", "science"],
+    fx.make_classlabel_disk: ["negative", "neutral", "positive"],
+    make_emotion_ids: ["anger", "joy", "optimism", "sadness"],
+}
+
+
+def spellings(gold: str) -> list[str]:
+    """The spellings the classification templates accept for one label."""
+    return [
+        f"\\boxed{{\\text{{{gold}}}}}",
+        f"So: \\boxed{{{gold}.}}",
+        f"\\boxed{{{gold.upper()}}}",
+        f"\\boxed{{ \\textbf{{{gold.title()}}} }}",
+        f"\\boxed{{'{gold}'}}",
+    ]
+
+
+def label_cases(gold: str, labels: list[str]) -> tuple[list[str], list[float]]:
+    others = [label for label in labels if label != gold]
+    completions = spellings(gold) + [f"\\boxed{{\\text{{{x}}}}}" for x in others] + [f"\\boxed{{{gold}s}}"]
+    return completions, [1.0] * len(spellings(gold)) + [0.0] * (len(others) + 1)
+
+
+def test_label_snippets_carry_the_templates_normaliser(tmp_path):
+    from conftest import SKILL_ROOT
+
+    from vlab.inspect.recommend import label_normaliser
+
+    source = label_normaliser()
+    for template in ("v1-classification/v1_classification.py", "classic-classification/classic_classification.py"):
+        text = (SKILL_ROOT / "templates" / "environments" / template).read_text()
+        for block in source.strip().split("\n\n\n"):
+            assert block in text, (template, block)  # one definition, the same in both templates
+    for make in LABEL_SETS:
+        (tmp_path / make.__name__).mkdir()
+        code = snippets(tmp_path / make.__name__, make)
+        assert source in code["classic"] and source in code["v1"]
+    namespace: dict = {}
+    exec("import re\n" + source, namespace)
+    assert {namespace["normalise"](s) for s in ("\\text{Joy}", "joy.", " JOY ", "\\textbf{joy}", "'joy'")} == {"joy"}
+
+
+@pytest.mark.classic
+@pytest.mark.parametrize("make", list(LABEL_SETS), ids=lambda m: m.__name__)
+def test_classic_label_snippet_accepts_the_templates_spellings(tmp_path, make):
+    code = snippets(tmp_path, make)["classic"]
+    example, _ = fx.score_classic(code, tmp_path, [])
+    assert example["answer"] in LABEL_SETS[make]  # the gold is a name, never a class id
+    completions, expected = label_cases(example["answer"], LABEL_SETS[make])
+    _, scores = fx.score_classic(code, tmp_path, completions)
+    assert scores == expected, list(zip(completions, scores))
+
+
+@pytest.mark.v1
+@pytest.mark.parametrize("make", list(LABEL_SETS), ids=lambda m: m.__name__)
+def test_v1_label_snippet_accepts_the_templates_spellings(tmp_path, make):
+    code = snippets(tmp_path, make)["v1"]
+    task, _ = fx.score_v1(code, tmp_path, [])
+    assert task.data.answer in LABEL_SETS[make]
+    completions, expected = label_cases(task.data.answer, LABEL_SETS[make])
+    _, scores = fx.score_v1(code, tmp_path, completions)
+    assert scores == expected, list(zip(completions, scores))

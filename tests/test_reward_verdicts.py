@@ -330,3 +330,42 @@ def test_a_large_pass_is_spread_over_workers_with_the_same_scores(tmp_path, monk
         pool.close()
     finally:
         remote.close()
+
+
+@pytest.mark.classic
+def test_the_pool_is_an_environment_and_spread_is_its_constructor_argument(tmp_path, monkeypatch):
+    """No attribute pass-through: the interface is handed on by name; spread=False never starts a sibling;
+    test_reward decides spread before the pool exists (code rewards: one worker)."""
+    import code_fixtures as cf
+
+    from vlab.env import Environment
+    from vlab.env import pool as pool_module
+    from vlab.env.remote import RemoteEnvironment
+    from vlab.reward.checks import _code_rewards
+
+    monkeypatch.setattr(pool_module, "MIN_ITEMS", 0)
+    data = fx.write_rows(tmp_path, fx.numeric_rows("int", 40))
+    remote = RemoteEnvironment(str(TEMPLATES / "classic-numeric"), {"dataset_path": str(data)})
+    try:
+        pool = pool_module.ScoringPool(remote, spread=False, workers=2)
+        assert isinstance(pool, Environment)
+        assert pool.num_rows() == 40 and [r.answer for r in pool.rows(3)] == [r.answer for r in remote.rows(3)]
+        assert pool.describe() == remote.describe() and pool.incidents is remote.incidents
+        assert pool.reward_functions == remote.reward_functions and pool.capabilities == remote.capabilities
+        with pytest.raises(AttributeError):
+            pool.sibling  # noqa: B018 - the worker's own API is not reached through the pool
+        items = [(row, f"\\boxed{{{row.answer}}}") for row in pool.rows()]
+        assert [s.total for s in pool.score_sync(items)] == [1.0] * 40 and pool.siblings is None  # one worker
+        assert pool.rollout_sync(items[0][0], lambda *a, **k: items[0][1]).score.total == 1.0
+        assert not _code_rewards(pool, TestRewardRequest(env="x"))
+        pool.close()
+    finally:
+        remote.close()
+    code_data = tmp_path / "code.jsonl"
+    code_data.write_text("".join(json.dumps(row) + "\n" for row in cf.HUMANEVAL))
+    code_env = RemoteEnvironment(str(TEMPLATES / "classic-code"), {"dataset_path": str(code_data)})
+    try:
+        assert _code_rewards(code_env, TestRewardRequest(env="x"))
+        assert not _code_rewards(code_env, TestRewardRequest(env="x", skip_probes=True, custom="cases.jsonl"))
+    finally:
+        code_env.close()

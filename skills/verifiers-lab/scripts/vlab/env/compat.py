@@ -13,6 +13,7 @@ verifiers release that changes one fails there, by name, before it fails a user.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import functools
 import json
@@ -314,6 +315,43 @@ def trace_parts(task: Any, agent_name: str) -> tuple[Any, Any]:
         vf.TraceTask(type=type(task).__name__, data=task.data, key=task.key, hash=task.hash),
         vf.AgentInfo(config=vf.AgentConfig(), name=agent_name, trainable=False),
     )
+
+
+class NeedsContainer(Exception):
+    """The task names an image or NEEDS_CONTAINER: vf-validate refuses the local runtime for it too."""
+
+
+@_uses(
+    V1,
+    "verifiers.v1.runtimes.make_runtime",
+    "verifiers.v1.utils.compile.resolve_runtime_config",
+    "verifiers.v1.utils.decorators.invoke",
+)
+async def validate_in_runtime(task: Any, timeout: float) -> bool | None:
+    """``task.validate(runtime)`` as ``vf-validate --runtime.type subprocess`` runs it (verifiers 0.4.0
+    ``cli/validate.py`` ``_run_check``, the gold check): a fresh local runtime with the task's runtime
+    environment, a trace, ``task.setup``, then ``validate``; the runtime stopped whatever happens."""
+    import uuid
+
+    import verifiers.v1 as vf
+    from verifiers.v1.runtimes import make_runtime
+    from verifiers.v1.utils.compile import resolve_runtime_config
+    from verifiers.v1.utils.decorators import invoke
+
+    if getattr(type(task), "NEEDS_CONTAINER", False) or getattr(task.data, "image", None):
+        raise NeedsContainer("needs a container runtime (vf-validate --runtime.type docker or prime); not run here")
+    config = vf.SubprocessConfig()
+    runtime = make_runtime(resolve_runtime_config(config, task), name=f"vlab-validate-{uuid.uuid4().hex[:12]}")
+    try:
+        runtime.env = dict(task.runtime_env())
+        trace_task, _ = trace_parts(task, "validate")
+        agent = vf.AgentInfo(config=vf.AgentConfig(runtime=config), name="validate", trainable=False)
+        trace = new_trace("validate", task, (trace_task, agent), [], [])
+        await runtime.start()
+        await asyncio.wait_for(invoke(task.setup, {"trace": trace, "runtime": runtime}), timeout)
+        return await asyncio.wait_for(task.validate(runtime), timeout)
+    finally:
+        await runtime.stop()
 
 
 @_uses(V1, "Trace(id, task, state, agent)", "verifiers.v1.state.state_cls", "MessageNode(parent, message, sampled)")

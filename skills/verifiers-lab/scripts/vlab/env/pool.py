@@ -7,17 +7,23 @@ Once ``MIN_ITEMS`` completions have been scored, a call with at least ``MIN_ROWS
 its rows between them (the pass over every row, in batches, gets there); smaller calls (and every
 call on one core) go to the first worker alone, so state_leak and the probe phases see one process. A sibling that does not load is left out, never an error; what the
 siblings met (exits, crashes, hangs, printed output) is folded into the first worker's record
-(``incidents``, ``user_output``) when the pool closes. Everything else is the wrapped environment's.
+(``incidents``, ``user_output``) when the pool closes.
+
+The pool is an ``Environment`` in its own right: every part of the interface is handed to the first
+worker by name (no attribute pass-through), and whether it may spread at all is the constructor's
+``spread`` argument, decided by the caller before the pool exists (code rewards start a process per
+program already: one worker).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+from typing import Any
 
-from vlab.env.base import run
+from vlab.env.base import Environment, run
 from vlab.env.remote import LoadFailed, RemoteEnvironment
-from vlab.env.types import Row, Score
+from vlab.env.types import FormatHints, Generate, RolloutResult, Row, Score
 
 MIN_ITEMS = 1500  # completions scored before siblings pay for their load time (a few seconds each)
 MIN_ROWS = 16  # rows in one call worth splitting
@@ -31,16 +37,57 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-class ScoringPool:
+class ScoringPool(Environment):
     def __init__(self, env: RemoteEnvironment, spread: bool = True, workers: int | None = None) -> None:
         self.env = env
         self.spread = spread  # False: one worker (code rewards start their own processes)
         self.workers = max(1, min(workers or usable_cores(), MAX_WORKERS))
         self.siblings: list[RemoteEnvironment] | None = None  # None: not started yet
         self.scored = 0
+        self.calls = env.calls
+        self.capabilities, self.name, self.spec = env.capabilities, env.name, env.spec
+        self.verifiers_version, self.env_args = env.verifiers_version, env.env_args
+        self.reward_functions, self.unnamed_args = env.reward_functions, env.unnamed_args
 
-    def __getattr__(self, name):
-        return getattr(self.env, name)
+    # -- the first worker's, by name ------------------------------------------------------
+
+    @property
+    def incidents(self) -> list[dict]:
+        return self.env.incidents
+
+    def user_output(self) -> dict | None:
+        return self.env.user_output()
+
+    def num_rows(self) -> int:
+        return self.env.num_rows()
+
+    def rows(self, n: int = -1, start: int = 0) -> list[Row]:
+        return self.env.rows(n, start)
+
+    def format_hints(self) -> FormatHints:
+        return self.env.format_hints()
+
+    def validate(self, indices: list[int], timeout: float = 10.0) -> list[dict] | None:
+        return self.env.validate(indices, timeout)
+
+    async def validate_rows(self, indices: list[int], timeout: float = 10.0) -> list[dict] | None:
+        return await self.env.validate_rows(indices, timeout)
+
+    async def score_group(self, row: Row, completions: list[Any]) -> list[Score]:
+        return await self.env.score_group(row, completions)
+
+    async def score(self, items: list[tuple[Row, Any]], timeout: float = 10.0, concurrency: int = 32) -> list[Score]:
+        return await self.env.score(items, timeout, concurrency)
+
+    async def rollout_group(
+        self, row: Row, generate: Generate, n: int = 1, sampling_args: dict | None = None, timeout: float = 10.0
+    ) -> list[RolloutResult]:
+        return await self.env.rollout_group(row, generate, n, sampling_args, timeout)
+
+    def describe(self) -> dict:
+        return self.env.describe()
+
+    # -- spreading ------------------------------------------------------------------------
 
     def _started(self) -> list[RemoteEnvironment]:
         if self.siblings is None:

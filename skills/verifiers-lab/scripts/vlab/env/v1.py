@@ -161,10 +161,10 @@ class V1Environment(Environment):
         return [await self._score_trace(row, self.trace(row, c)) for c in completions]
 
     async def validate_rows(self, indices: list[int], timeout: float = 10.0) -> list[dict] | None:
-        """Each task's own ``validate()`` (what vf-validate runs), when its class defines one. It is called
-        with no runtime: a check that needs one (a sandbox) is reported as an error, not a rejection."""
-        import asyncio
-
+        """Each task's own ``validate()`` (what vf-validate runs), when its class defines one, called as
+        ``vf-validate --runtime.type subprocess`` calls it: in a fresh local runtime after the task's
+        ``setup`` (``compat.validate_in_runtime``). A task that needs a container is reported as an error
+        (not checked here), never as a rejection."""
         import verifiers.v1 as vf
 
         base = getattr(vf.Task, "validate", None)
@@ -173,7 +173,7 @@ class V1Environment(Environment):
         out = []
         for i in indices:
             try:
-                valid = await asyncio.wait_for(self._tasks[i].validate(None), timeout)
+                valid = await compat.validate_in_runtime(self._tasks[i], timeout)
                 out.append({"index": i, "valid": None if valid is None else bool(valid), "error": None})
             except Exception as err:  # noqa: BLE001 - the user's check, reported
                 out.append({"index": i, "valid": None, "error": f"{type(err).__name__}: {err}"[:300]})

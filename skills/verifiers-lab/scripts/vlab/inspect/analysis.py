@@ -69,7 +69,7 @@ def read_sample(
         raise UsageError(f"--sample must be at least 1 (got {n})")
     if looks_like_hub_id(source):
         return read_hub(source, n, config=config, split=split, timeout=timeout)
-    return read_local(source, n, split=split)
+    return read_local(source, n, split=split, config=config)
 
 
 def analyse(
@@ -151,6 +151,7 @@ def analyse(
             },
             "loader": sample.loader,
             "splits": sample.splits,
+            "splits_from": sample.splits_from,
         },
         "columns": [c.to_dict() for c in columns],
         "roles": roles,
@@ -275,8 +276,11 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any]) -> None:
 def _split_checks(result: Result, sample: Sample) -> None:
     split = sample.loader.get("split")
     if sample.splits:
-        listed = ", ".join(f"{name} ({len(files)} file(s))" for name, files in sorted(sample.splits.items()))
-        result.passed("splits", f"splits found by file name: {listed}; read {split!r} only")
+        listed = ", ".join(
+            f"{name} ({len(files)} file(s))" if files else name for name, files in sorted(sample.splits.items())
+        )
+        where = sample.splits_from or "file names"
+        result.passed("splits", f"splits found ({where}): {listed}; read {split!r} only")
     if sample.splits and split == "test":
         result.warn(
             "test-split",

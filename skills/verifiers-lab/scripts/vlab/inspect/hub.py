@@ -115,7 +115,7 @@ def read_hub(
         else:
             bounded(lambda: _dataset_info(repo_id, timeout), timeout, f"looking up {repo_id}")
         configs = bounded(lambda: _config_names(repo_id), timeout, f"listing the configs of {repo_id}")
-        config = _choose_config(repo_id, configs, config)
+        config = choose_config(repo_id, configs, config)
         splits = bounded(lambda: _split_names(repo_id, config), timeout, f"listing the splits of {repo_id}")
         split = _choose_split(repo_id, splits, split)
         rows, features, total = bounded(
@@ -134,6 +134,8 @@ def read_hub(
         total_rows=total,
         units_read=len(rows),
         loader={"hub": repo_id, "config": config, "split": split},
+        splits={name: [] for name in splits},
+        splits_from="the Hub's split list",
     )
     sample.notes.extend(notes + [f"config {config!r}" if config else "default config", f"split {split!r}"])
     if not rows:
@@ -145,7 +147,7 @@ def _columns(rows: list[dict]) -> list[str]:
     return list(dict.fromkeys(k for r in rows for k in r))
 
 
-def _choose_config(repo_id: str, configs: list[str], config: str | None) -> str | None:
+def choose_config(repo_id: str, configs: list[str], config: str | None) -> str | None:
     if config:
         if configs and config not in configs:
             raise UsageError(

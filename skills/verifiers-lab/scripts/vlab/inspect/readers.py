@@ -40,13 +40,13 @@ FORMAT_BY_SUFFIX = {
 }
 
 
-def read_local(path: str | Path, n: int, split: str | None = None) -> Sample:
+def read_local(path: str | Path, n: int, split: str | None = None, config: str | None = None) -> Sample:
     """The first ``n`` rows of a local file or folder (any supported format)."""
     p = Path(path)
     if not p.exists():
         raise UsageError(f"no such file or folder: {p}", hint="check the path (or pass a hub id like owner/name)")
     if p.is_dir():
-        return _read_folder(p, n, split)
+        return _read_folder(p, n, split, config)
     return read_file(p, n)
 
 
@@ -109,7 +109,7 @@ def read_file(path: Path, n: int) -> Sample:
 # -- folders ---------------------------------------------------------------------
 
 
-def _read_folder(folder: Path, n: int, split: str | None) -> Sample:
+def _read_folder(folder: Path, n: int, split: str | None, config: str | None = None) -> Sample:
     if (folder / "dataset_dict.json").is_file():
         splits = json.loads((folder / "dataset_dict.json").read_text()).get("splits", [])
         chosen = _choose_split(splits, split, folder)
@@ -117,6 +117,7 @@ def _read_folder(folder: Path, n: int, split: str | None) -> Sample:
         sample.loader = {"load_from_disk": str(folder), "split": chosen}
         sample.notes.append(f"split {chosen!r} of {', '.join(splits)}")
         sample.splits = {name: [name] for name in splits}
+        sample.splits_from = "dataset_dict.json"
         return sample
     if (folder / "state.json").is_file() and (folder / "dataset_info.json").is_file():
         return _read_saved_dataset(folder, n)
@@ -128,9 +129,15 @@ def _read_folder(folder: Path, n: int, split: str | None) -> Sample:
         and not p.name.startswith(".")
         and p.name not in ("dataset_info.json", "state.json")
     )
-    groups, unnamed = split_files.group(files, folder)
+    card = split_files.declared(folder, config)
+    if card is not None:
+        config, groups = card
+        unnamed: list[Path] = []
+        files = [p for group in groups.values() for p in group]
+    else:
+        groups, unnamed = split_files.group(files, folder)
     chosen = None
-    if groups and (not split or split_files.canonical(split)):
+    if card is not None or groups and (not split or split_files.canonical(split)):
         chosen = split_files.choose(groups, split, folder)
         files = groups[chosen]
     elif split:
@@ -170,12 +177,20 @@ def _read_folder(folder: Path, n: int, split: str | None) -> Sample:
     merged.loader = {"builder": builder, "data_files": [str(p) for p in files]}
     if chosen:
         merged.loader["split"] = chosen
-        merged.splits = {name: [p.relative_to(folder).as_posix() for p in group] for name, group in groups.items()}
+        merged.splits = {name: [_relative(p, folder) for p in group] for name, group in groups.items()}
+        merged.splits_from = f"README.md configs ({config or 'default'})" if card is not None else "file names"
         merged.notes.append(
             f"split {chosen!r} of {', '.join(sorted(groups))}: only its files are read and named in the loader"
             + (f"; {len(unnamed)} file(s) naming no split left out" if unnamed else "")
         )
     return merged
+
+
+def _relative(path: Path, folder: Path) -> str:
+    try:
+        return path.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _choose_split(splits: list[str], split: str | None, where: Path) -> str:

@@ -9,15 +9,22 @@ The snippets are complete modules with the column mapping filled in:
 subclass with ``answer``, a ``vf.Task`` with an async ``@vf.reward`` and a
 ``vf.Taskset`` whose ``load()`` builds the tasks). Both score a completion that
 puts the gold answer in ``\\boxed{}`` at 1.0 (the tests execute them).
+
+Class labels are compared by the classification templates' own ``normalise`` (its one home is
+``templates/environments/v1-classification``; the snippet carries its source, read from there), so
+a snippet accepts the spellings the templates accept: ``\\boxed{\\text{joy}}``, ``joy.``, ``JOY``.
 """
 
 from __future__ import annotations
 
+import ast
+from functools import cache
 from typing import Any
 
 from vlab import catalog
 from vlab.core.installed import verifiers_info
 from vlab.core.invocation import command
+from vlab.core.paths import templates_dir
 
 LETTERS = catalog.CHOICE_LETTERS
 
@@ -70,6 +77,29 @@ def recommend(
     elif v1_t is None:
         out["note"] = "no v1 template for this format; start from the v1 snippet"
     return out
+
+
+LABEL_TEMPLATE = ("v1-classification", "v1_classification.py")
+LABEL_NORMALISER = ("normalise", "_LATEX_TEXT", "_AROUND")  # the function and the names it reads
+
+
+@cache
+def label_normaliser() -> str:
+    """The source of the classification templates' ``normalise`` and the module names it reads."""
+    path = templates_dir() / "environments" / LABEL_TEMPLATE[0] / LABEL_TEMPLATE[1]
+    text = path.read_text(encoding="utf-8")
+    found: dict[str, str] = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef) and node.name in LABEL_NORMALISER:
+            found[node.name] = ast.get_source_segment(text, node) or ""
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id in LABEL_NORMALISER:
+                found[node.targets[0].id] = ast.get_source_segment(text, node) or ""
+    missing = [name for name in LABEL_NORMALISER if not found.get(name)]
+    if missing:
+        raise RuntimeError(f"{path}: the label normaliser lacks {', '.join(missing)}")
+    names = "\n".join(found[name] for name in LABEL_NORMALISER[1:])
+    return f"{names}\n\n\n{found['normalise']}\n"
 
 
 class _Spec:
@@ -232,7 +262,9 @@ class _Spec:
                 '    text = text.strip().strip("().:").upper()\n'
                 "    return text[:1] if len(text) == 1 or (text[:1].isalpha() and not text[1:2].isalnum()) else text\n"
             )
-        if self.check == "normalised":
+        if self.type == "class_label":
+            lines.append(label_normaliser())
+        elif self.check == "normalised":
             lines.append(
                 "def normalise(text):\n"
                 '    text = re.sub(r"[^\\w\\s]", " ", str(text).lower())\n'

@@ -46,6 +46,7 @@ class Sample:
     notes: list[str] = field(default_factory=list)
     # A folder of split files (train.jsonl, val.jsonl, test.jsonl): split -> its files; the loader reads one.
     splits: dict[str, list[str]] = field(default_factory=dict)
+    splits_from: str = ""  # where the split list came from: file names, README.md configs, the Hub
 
     def add_problem(self, where: str, reason: str) -> None:
         self.problem_count += 1

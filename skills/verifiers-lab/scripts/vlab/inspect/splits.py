@@ -4,6 +4,10 @@ A folder of ``train.jsonl``, ``val.jsonl`` and ``test.jsonl`` (any extension, an
 ``train-00000-of-00002.parquet``, ``data/test_1.csv``) holds three splits, not one dataset:
 inspect_dataset reads one of them (``--split``, default train) and the loader it recommends
 names only that split's files, so test rows never reach a training loader.
+
+A Hub-shaped folder whose README.md declares ``configs:`` (``data_files`` per split, any file
+names) is split the way ``datasets`` itself splits it: ``declared`` asks datasets' own resolution
+(``load_dataset_builder(folder, config).config.data_files``), offline, nothing downloaded.
 """
 
 from __future__ import annotations
@@ -54,7 +58,7 @@ def choose(groups: dict[str, list[Path]], split: str | None, where: Path) -> str
     """The split to read: the one asked for, else train, else the only one."""
     listed = ", ".join(sorted(groups))
     if split:
-        wanted = canonical(split)
+        wanted = split if split in groups else canonical(split)
         if wanted not in groups:
             raise UsageError(
                 f"{where}: no split {split!r}; splits found: {listed}", hint="pass --split with one of them"
@@ -68,3 +72,41 @@ def choose(groups: dict[str, list[Path]], split: str | None, where: Path) -> str
         f"{where}: several splits ({listed}) and none is train",
         hint=f"pass --split {sorted(groups)[0]} (or another)",
     )
+
+
+_CONFIGS = re.compile(r"^configs\s*:", re.M)
+
+
+def declares_configs(folder: Path) -> bool:
+    """Whether the folder's README.md front matter (the Hub's dataset card YAML) has a ``configs:`` key."""
+    try:
+        text = (folder / "README.md").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    if not text.startswith("---"):
+        return False
+    front = text[3:].split("\n---", 1)[0]
+    return bool(_CONFIGS.search(front))
+
+
+def declared(folder: Path, config: str | None) -> tuple[str | None, dict[str, list[Path]]] | None:
+    """(config, {split: files}) for a folder whose README.md declares ``configs:``, by datasets' own
+    resolution of its ``data_files``; None for a folder without one."""
+    if not declares_configs(folder):
+        return None
+    from vlab.inspect.hub import choose_config
+
+    try:
+        import datasets
+
+        config = choose_config(str(folder), list(datasets.get_dataset_config_names(str(folder))), config)
+        data_files = datasets.load_dataset_builder(str(folder), config).config.data_files or {}
+    except UsageError:
+        raise
+    except Exception as err:  # a malformed card, a pattern that matches nothing
+        text = str(err).strip().splitlines()[0][:300] if str(err).strip() else type(err).__name__
+        raise UsageError(
+            f"{folder}: README.md declares configs that datasets cannot resolve ({text})",
+            hint="check the configs/data_files block of README.md (paths are relative to the folder)",
+        ) from None
+    return config, {str(name): sorted(Path(f) for f in files) for name, files in data_files.items()}

@@ -119,12 +119,16 @@ def _load_and_run(opts: TestRewardRequest, result: Result, env_args: dict, serve
         _isolation_checks(result, err.incidents, err.output)
         result.summary = f"the environment did not load: {err.message}"
         return None
-    pool = ScoringPool(env)  # a CPU-bound reward's long passes are spread over the machine's cores
+    pool: ScoringPool | None = None
     try:
+        # A CPU-bound reward's long passes are spread over the machine's cores; code rewards start a
+        # process per program already: one worker.
+        pool = ScoringPool(env, spread=not _code_rewards(env, opts))
         _run(pool, opts, result, t0, server)
     finally:
-        result.data["scoring_workers"] = 1 + len(pool.siblings or [])
-        pool.close()
+        result.data["scoring_workers"] = 1 + len(pool.siblings or []) if pool else 1
+        if pool:
+            pool.close()
         env.close()
         _isolation_checks(result, env.incidents, env.user_output())
     if opts.rows_out:
@@ -235,6 +239,15 @@ def _score(
     return items, scores, time.perf_counter() - t
 
 
+def _code_rewards(env: Environment, opts: TestRewardRequest) -> bool:
+    """Whether the probes will meet code with tests (the rows ``_probe_checks`` reads): the pool's
+    ``spread`` argument is its negation."""
+    if opts.skip_probes or opts.judge.active or not env.reward_functions or env.num_rows() == 0:
+        return False
+    scope = env.rows(-1 if opts.num_examples is None else opts.num_examples)
+    return any(row_kind(r, rp.gold_value(r.answer, r.question)).kind == "code" for r in scope)
+
+
 def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> list[Score]:
     scope = env.rows(-1 if opts.num_examples is None else opts.num_examples)
     sample = scope[: PROBE_ROWS if opts.num_examples is None else len(scope)]
@@ -247,8 +260,6 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     if space is not None:
         kinds = {i: labels.label_kind() if i in space.offered else k for i, k in kinds.items()}
     primary = rp.primary_template(hints, opts.gold_template)
-    if any(k.kind == "code" for k in kinds.values()):
-        env.spread = False  # code rewards start a process per program already: one worker
 
     built = []
     for row in sample:

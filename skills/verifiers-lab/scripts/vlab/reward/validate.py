@@ -2,7 +2,9 @@
 
 A taskset that defines ``validate()`` says what a sound row is (the classification template: the
 reference label is one of the labels offered). test_reward runs it on the checked rows and fails
-naming the rows it rejects; rows it cannot check without a runtime are a warning.
+naming the rows it rejects. It is called the way ``vf-validate --runtime.type subprocess`` calls it (a
+fresh local runtime, the task's ``setup`` first), so a check that reads or runs files really runs; a
+row it raises on, or a task that needs a container, is a warning (not checked here).
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ def check_validate(result: Result, env, scope: list[Row], timeout: float) -> Non
     elif errors:
         result.warn(
             "validate",
-            f"the taskset's validate() raised on {len(errors)}/{len(verdicts)} rows without a runtime: "
+            f"the taskset's validate() could not check {len(errors)}/{len(verdicts)} rows in a local runtime: "
             f"{errors[0]['error']}",
-            "run vf-validate with a runtime to check those rows",
+            "fix what it raised, or run vf-validate with the runtime the task needs (docker, prime) on those rows",
         )
     elif checked:
         result.passed("validate", f"the taskset's own validate() accepts all {checked} checked rows")
