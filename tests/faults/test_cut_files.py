@@ -113,6 +113,50 @@ def test_inspect_dataset_cut_gzip_is_exit_2(tmp_path, capsys):
     assert "cut short" in obj["summary"] and f"ends at byte {path.stat().st_size}" in obj["summary"]
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_inspect_dataset_gzip_cut_past_the_sample_is_exit_2(tmp_path, capsys, fmt):
+    """A large .gz cut far past the rows inspect samples passed with exit 0: the sample alone never reached
+    the cut. The whole stream is decompressed (unparsed) to its end, so the cut is seen wherever it lies."""
+    rows = [{"question": f"What is {i} + 1? " + "x" * 40, "answer": str(i + 1)} for i in range(40_000)]
+    if fmt == "jsonl":
+        body = b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+    else:
+        body = b"question,answer\n" + b"".join(f"{r['question']},{r['answer']}\n".encode() for r in rows)
+    data = gzip.compress(body)
+    path = tmp_path / f"data.{fmt}.gz"
+    path.write_bytes(data[: int(len(data) * 0.9)])  # the first 90%: thousands of rows past a --sample of 50
+    code, obj, err = _call(capsys, "inspect_dataset", str(path), "--sample", "50")
+    assert code == 2, obj["summary"]
+    assert "cut short" in obj["summary"] and f"ends at byte {path.stat().st_size}" in obj["summary"]
+    assert len(err.strip().splitlines()) <= 2
+    whole = tmp_path / f"whole.{fmt}.gz"
+    whole.write_bytes(data)
+    code, obj, _ = _call(capsys, "inspect_dataset", str(whole), "--sample", "50")
+    assert code == 0, obj["summary"]
+
+
+def test_gzip_cut_sees_every_member_and_its_trailer(tmp_path):
+    """Multi-member files (cat a.gz b.gz) and zero padding are whole; a bad CRC or a cut second member is not."""
+    from vlab.core.files import gzip_cut
+
+    one, two = gzip.compress(b"a\n" * 1000), gzip.compress(b"b\n" * 1000)
+    cases = {
+        "members": (one + two, None),
+        "padded": (one + b"\x00" * 512, None),
+        "second_cut": (one + two[:-4], "cut short"),
+        "bad_crc": (one[:-8] + bytes([one[-8] ^ 0xFF]) + one[-7:], "not readable gzip"),
+        "junk_after": (one + b"junk at the end", "not readable gzip"),
+    }
+    for name, (data, want) in cases.items():
+        path = tmp_path / f"{name}.jsonl.gz"
+        path.write_bytes(data)
+        got = gzip_cut(path, chunk=256)  # small chunks: members and trailers across chunk boundaries
+        if want is None:
+            assert got is None, (name, got)
+        else:
+            assert got is not None and want in str(got), (name, got)
+
+
 def test_check_reward_distribution_cut_gzip_is_exit_2(tmp_path, capsys):
     folder = efx.write_classic_run(tmp_path / "run", efx.mixed_run(40, 4))
     path = _cut_gzip(folder / "results.jsonl")

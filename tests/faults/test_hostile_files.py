@@ -155,3 +155,72 @@ def test_inspect_dataset_on_10_million_rows_reads_only_its_sample(tmp_path):
         assert seconds < 60
     finally:
         path.unlink()
+
+
+@pytest.mark.slow
+def test_check_reward_distribution_skips_a_100_mb_row_in_flat_memory(tmp_path):
+    """A 100 MB row took 544 MiB (the line, its copies, the decoded completion, the answers pass): a line
+    longer than MAX_LINE_BYTES is read through unheld and counted as one malformed row, named."""
+    from vlab.core.files import MAX_LINE_BYTES
+
+    plain = efx.write_plain(tmp_path / "plain.jsonl", efx.mixed_run(50, 4))
+    lines = plain.read_bytes().splitlines(keepends=True)
+    row = json.loads(lines[5])
+    row["completion"] = [{"role": "assistant", "content": "z" * 100_000_000 + " \\boxed{1}"}]
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"".join(lines[:5]) + json.dumps(row).encode() + b"\n" + b"".join(lines[6:]))
+    _, want, _, base = _script("check_reward_distribution", "--results", str(plain), "--json")
+    code, got, _, peak = _script("check_reward_distribution", "--results", str(big), "--json")
+    assert code in (0, 1) and got["data"]["counts"]["malformed_lines"] == 1, got["summary"]
+    assert got["data"]["counts"]["malformed_line_numbers"] == [6]
+    assert got["data"]["counts"]["rollouts"] == want["data"]["counts"]["rollouts"] - 1
+    bound = base + 3 * (MAX_LINE_BYTES >> 20)  # a line is held at most once whole, plus a chunk and a copy
+    assert peak < bound, f"peak RSS {peak} MiB for a 100 MB row (plain file: {base} MiB, bound {bound})"
+
+
+def test_a_line_longer_than_the_cap_is_one_malformed_row_in_every_reader(tmp_path, monkeypatch):
+    """The column reader (a long line across its chunks), the row reader, the answers pass and the split
+    into byte ranges agree: the line is counted, named and never held (a small cap stands for 32 MiB)."""
+    from vlab.core import files
+    from vlab.evals import answers, batches
+    from vlab.evals.columns import collect, collect_range
+    from vlab.evals.read import ReadStats, iter_rows
+    from vlab.evals.source import locate
+
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 4096)
+    monkeypatch.setattr(batches, "MAX_LINE_BYTES", 4096)
+    path = efx.write_classic_run(tmp_path / "run", efx.mixed_run(50, 4)) / "results.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    for i in (10, 150):
+        row = json.loads(lines[i])
+        row["completion"] = "y" * 20_000 + " \\boxed{3}"
+        lines[i] = json.dumps(row).encode() + b"\n"
+    path.write_bytes(b"".join(lines))
+    source = locate(str(path))
+    slow_stats = ReadStats()
+    fast, fast_stats = collect_range(source, None, chunk_bytes=1024)
+    slow = collect(source, slow_stats, rows=iter_rows(source, slow_stats))
+    for cols, stats in ((fast, fast_stats), (slow, slow_stats)):
+        assert cols.n == 198 and stats.lines == 200, (cols.n, stats.lines)
+        assert stats.malformed_lines == [11, 151] and stats.too_long == 2
+    assert list(fast.reward) == list(slow.reward)
+    got = answers.read_answers(source)
+    assert got is not None and got.rollouts == 198
+    ranges = batches.split_ranges(path, 3)
+    data = path.read_bytes()
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
+    assert all(data[a - 1 : a] == b"\n" for a, _ in ranges[1:]), ranges  # each starts at a line start
+
+
+def test_the_answers_pass_reads_at_most_its_row_cap(tmp_path, monkeypatch):
+    """The answers pass takes read.iter_rows' rows, capped: its cost does not grow with the file."""
+    from vlab.evals import answers
+    from vlab.evals.source import locate
+
+    monkeypatch.setattr(answers, "MAX_ROWS", 40)
+    source = locate(str(efx.write_classic_run(tmp_path / "run", efx.mixed_run(50, 4)) / "results.jsonl"))
+    got = answers.read_answers(source)
+    assert got is not None and got.rollouts <= 40 and got.examples <= 10
+    v1 = locate(str(efx.write_v1_run(tmp_path / "v1", efx.mixed_run(50, 4))))
+    got = answers.read_answers(v1)
+    assert got is not None and got.rollouts <= 40

@@ -118,6 +118,19 @@ LEFTOVERS = {
         "    open(PIDS, 'a').write(os.read(r, 64).decode())\n"
         "    return 0.0"
     ),
+    # the worker dies with its daemon still running: its subreaper is gone, so the daemon went to init
+    "double_forked_daemon_then_os_exit": (
+        "    import os, time\n"
+        "    r, w = os.pipe()\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"
+        "        if os.fork() == 0:\n"
+        "            os.write(w, f'{os.getpid()}\\n'.encode())\n"
+        "            time.sleep(300)\n"
+        "        os._exit(0)\n"
+        "    open(PIDS, 'a').write(os.read(r, 64).decode())\n"
+        "    os._exit(0)"
+    ),
 }
 
 

@@ -47,105 +47,16 @@ def build_parser():
         action="append",
         help="where to look for the newest run (repeatable; default ./outputs and ./environments/*/outputs)",
     )
-    t = Thresholds()
     g = parser.add_argument_group("verdict thresholds")
-    g.add_argument(
-        "--min-rollouts",
-        type=numbers.integer(1),
-        default=t.min_rollouts,
-        help=f"fewer is too few samples ({t.min_rollouts})",
-    )
-    g.add_argument(
-        "--min-examples",
-        type=numbers.integer(1),
-        default=t.min_examples,
-        help=f"fewer is too few samples ({t.min_examples})",
-    )
-    g.add_argument(
-        "--pass-threshold",
-        type=numbers.real(),
-        default=t.pass_threshold,
-        help=f"score at or above which a rollout counts as solved ({t.pass_threshold}, as verifiers)",
-    )
-    g.add_argument(
-        "--failed-share",
-        type=numbers.share(),
-        default=t.failed_share,
-        help=f"share of errored/empty rollouts meaning generation failed ({t.failed_share})",
-    )
-    g.add_argument(
-        "--too-easy", type=numbers.share(), default=t.too_easy, help=f"solve rate that is too easy ({t.too_easy})"
-    )
-    g.add_argument(
-        "--min-signal",
-        type=numbers.share(),
-        default=t.min_signal,
-        help=f"least share of rollouts with a non-zero GRPO advantage ({t.min_signal})",
-    )
-    g.add_argument(
-        "--near-empty-chars",
-        type=numbers.integer(0),
-        default=t.near_empty_chars,
-        help=f"completions this short count as near-empty ({t.near_empty_chars})",
-    )
-    g.add_argument(
-        "--max-truncated",
-        type=numbers.share(),
-        default=t.max_truncated,
-        help=f"share of truncated rollouts above which training is blocked until max tokens are raised ({t.max_truncated})",
-    )
-    g.add_argument(
-        "--warn-truncated",
-        type=float,
-        default=t.warn_truncated,
-        help=f"share of truncated rollouts that warns ({t.warn_truncated})",
-    )
-    g.add_argument(
-        "--max-turn-limited",
-        type=numbers.share(),
-        default=t.max_turn_limited,
-        help="share of rollouts ended by the turn limit while still calling tools above which training is blocked "
-        f"({t.max_turn_limited})",
-    )
-    g.add_argument(
-        "--warn-turn-limited",
-        type=numbers.share(),
-        default=t.warn_turn_limited,
-        help=f"share of rollouts ended by the turn limit that warns ({t.warn_turn_limited})",
-    )
-    g.add_argument(
-        "--group-gain",
-        type=float,
-        default=t.group_gain,
-        help="the group size recommended is the smallest whose doubling adds less than this share of groups "
-        f"with differing rewards ({t.group_gain})",
-    )
-    g.add_argument(
-        "--max-malformed",
-        type=numbers.share(),
-        default=t.max_malformed,
-        help=f"share of malformed lines tolerated before the file counts as unreadable ({t.max_malformed})",
-    )
-    g.add_argument(
-        "--max-bad-rewards",
-        type=numbers.share(),
-        default=t.max_bad_rewards,
-        help="share of rows without a numeric reward tolerated before the file counts as unreadable "
-        f"({t.max_bad_rewards})",
-    )
-    g.add_argument(
-        "--same-answer-groups",
-        type=numbers.share(),
-        default=t.same_answer_groups,
-        help=f"share of groups whose rollouts all give the same answer that warns ({t.same_answer_groups})",
-    )
-    g.add_argument(
-        "--majority-margin",
-        type=numbers.share(),
-        default=t.majority_margin,
-        help="a solve rate this close to the majority class's share warns that a constant answer would "
-        f"score the same ({t.majority_margin})",
-    )
+    kinds = {
+        "int1": numbers.integer(1),
+        "int0": numbers.integer(0),
+        "real": numbers.real(),
+        "share": numbers.share(),
+        "float": float,
+    }
+    for name, default, kind, text in Thresholds.options():
+        g.add_argument("--" + name.replace("_", "-"), type=kinds[kind], default=default, help=text)
     parser.add_argument(
         "--plot", metavar="FILE.png", help="draw the reward histograms and the pass-rate histogram (needs matplotlib)"
     )
@@ -154,24 +65,7 @@ def build_parser():
 
 
 def request(args) -> CheckRequest:
-    thresholds = Thresholds(
-        min_rollouts=args.min_rollouts,
-        min_examples=args.min_examples,
-        pass_threshold=args.pass_threshold,
-        failed_share=args.failed_share,
-        too_easy=args.too_easy,
-        min_signal=args.min_signal,
-        near_empty_chars=args.near_empty_chars,
-        max_truncated=args.max_truncated,
-        warn_truncated=args.warn_truncated,
-        max_turn_limited=args.max_turn_limited,
-        warn_turn_limited=args.warn_turn_limited,
-        group_gain=args.group_gain,
-        max_malformed=args.max_malformed,
-        max_bad_rewards=args.max_bad_rewards,
-        same_answer_groups=args.same_answer_groups,
-        majority_margin=args.majority_margin,
-    )
+    thresholds = Thresholds(**{name: getattr(args, name) for name, *_ in Thresholds.options()})
     search_dirs = tuple(args.search_dir) if args.search_dir else None
     return CheckRequest(
         results=args.results, search_dirs=search_dirs, thresholds=thresholds, plot=args.plot, force=args.force

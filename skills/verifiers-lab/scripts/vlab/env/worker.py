@@ -14,6 +14,10 @@ parent's stdout. It talks to the parent over two pipes with pickled tuples:
 A reader thread receives; every request runs as a task on the main thread's event loop
 (so SIGALRM timeouts of synchronous reward functions still work). Whatever the user's
 code does to this process (exit, crash, hang), the parent notices and reports it.
+
+The process the parent starts (a session leader and child subreaper) forks at once: the child is the
+worker; the leader only waits for it (``supervise``) and then ends every process the user's code left
+behind, even when that code took the worker down with ``os._exit`` or a crash, and exits as it did.
 """
 
 from __future__ import annotations
@@ -258,9 +262,48 @@ def limit_memory() -> None:
         pass
 
 
+def supervise(child: int, fds: tuple[int, ...]) -> None:
+    """The session leader's part: wait for the worker (``child``), then end everything it left behind, and
+    exit as it did. The user's code cannot take this process down with it (os._exit, a crash, the memory
+    cap's SIGKILL end the worker only), so a daemon it started (setsid, a double fork), re-parented to this
+    subreaper, never outlives the worker, and never holds the worker's pipe open after it."""
+    for fd in fds:  # the parent must see the pipe close when the worker ends
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    status = 0
+    while True:
+        try:
+            status = os.waitpid(child, 0)[1]
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            break
+    end_process_group()
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:  # killed by a signal: die of the same one, so the parent names it
+        try:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            signal.signal(-code, signal.SIG_DFL)  # SIGKILL and SIGSTOP refuse a handler: they need none
+        except (ImportError, OSError, ValueError):
+            pass
+        os.kill(os.getpid(), -code)
+        os._exit(128 - code)
+    os._exit(code)
+
+
 def main() -> None:
     limit_memory()
     become_subreaper()
+    fds = (int(sys.argv[1]), int(sys.argv[2]))
+    if os.getpgrp() == os.getpid():  # started by vlab.env.remote as a session leader: it supervises
+        child = os.fork()
+        if child:
+            supervise(child, fds)
     inbox, outbox = Connection(int(sys.argv[1])), Connection(int(sys.argv[2]))
     code = 0
     try:

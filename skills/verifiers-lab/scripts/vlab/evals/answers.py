@@ -11,7 +11,8 @@ Two failure shapes the reward figures alone do not name:
 
 The answer of a completion is its last ``\\boxed{}``, else its last ``<answer>`` tag, else its
 last line, normalised (``\\text{}``, case, spaces and punctuation around it dropped). Classic
-and plain result files and v1 ``traces.jsonl`` are read (the first ``MAX_ROWS`` rollouts); a v1
+and plain result files and v1 ``traces.jsonl`` are read by ``read.iter_rows`` (the first ``MAX_ROWS``
+rollouts, the last ``TAIL_CHARS`` characters of each completion); a v1
 trace's completion is its sampled messages, its group the task key and its gold ``task.data.answer``
 (as ``read.py`` groups them; a frozen agent's trace is skipped). vf-validate output has no answers.
 The thresholds are ``Thresholds.same_answer_groups`` and ``Thresholds.majority_margin``.
@@ -19,19 +20,18 @@ The thresholds are ``Thresholds.same_answer_groups`` and ``Thresholds.majority_m
 
 from __future__ import annotations
 
-import json
+import itertools
 import re
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from vlab.core.files import open_binary
 from vlab.core.result import Result
-from vlab.evals.fields import msgspec
+from vlab.evals.read import ReadStats, iter_rows
 from vlab.evals.source import CLASSIC_FAMILY, V1_TRACES, EvalSource
 
 MAX_ROWS = 20_000  # a bounded pass: about 0.7 s on the 1.24 KB rows of bench/bench_check_reward_distribution.py
+TAIL_CHARS = 65_536  # only a completion's last characters are searched for its final answer
 MAX_CLASSES = 20  # golds with at most this many distinct values (each on 2+ examples) are class labels
 _TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
@@ -78,6 +78,7 @@ def final_answer(completion: Any) -> str | None:
         text = next((t for t in reversed(texts) if isinstance(t, str) and t.strip()), "")
     else:
         text = completion if isinstance(completion, str) else ""
+    text = text[-TAIL_CHARS:]  # the answer is at the end: a 100 MB completion costs no more than its tail
     if not text.strip():
         return None
     start = text.rfind("\\boxed{")
@@ -102,96 +103,22 @@ def _text(content: Any) -> Any:
     return content
 
 
-def _classic_rollouts(source: EvalSource) -> Iterator[tuple[Any, Any, Any]]:
-    with open_binary(source.path) as f:
-        for n, raw in enumerate(f):
-            if n >= MAX_ROWS:
-                break
-            try:
-                row = json.loads(raw)
-            except (ValueError, RecursionError):  # a malformed row: the main reader names it
-                continue
-            if isinstance(row, dict):
-                yield row.get("example_id", row.get("id")), row.get("completion"), row.get("answer")
-
-
-if msgspec is not None:  # name only the fields read, so token arrays and logprobs are skipped at C speed
-
-    class _Node(msgspec.Struct):
-        message: Any = None
-        sampled: bool = False
-
-    class _Trace(msgspec.Struct):
-        nodes: list[_Node] = []
-        agent: Any = None
-
-    class _Task(msgspec.Struct):
-        key: Any = None
-        hash: Any = None
-        data: Any = None
-
-    class _Episode(msgspec.Struct):
-        task: _Task | None = None
-        traces: list[_Trace] = []
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    return obj.get(name, default) if isinstance(obj, dict) else getattr(obj, name, default)
-
-
-def _v1_rollouts(source: EvalSource) -> Iterator[tuple[Any, Any, Any]]:
-    """(group key, sampled messages, gold) per trace of a v1 traces.jsonl, grouped as read.py groups them."""
-    decode = msgspec.json.Decoder(_Episode).decode if msgspec is not None else None
-    with open_binary(source.path) as f:
-        for n, raw in enumerate(f):
-            if n >= MAX_ROWS:
-                break
-            episode = None
-            if decode is not None:
-                try:
-                    episode = decode(raw)
-                except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
-                    episode = None
-            if episode is None:
-                try:
-                    episode = json.loads(raw)
-                except (ValueError, UnicodeDecodeError, RecursionError):
-                    continue
-                if not isinstance(episode, dict):
-                    continue
-            task = _get(episode, "task")
-            data = _get(task, "data")
-            example = _get(task, "key") or _get(task, "hash") or _get(data, "idx") or _get(data, "id")
-            gold = _get(data, "answer")
-            for trace in _get(episode, "traces") or []:
-                agent = _get(trace, "agent")
-                if agent is not None and _get(agent, "trainable", True) is False:
-                    continue  # a frozen agent (a judge) does not train
-                messages = [_get(node, "message") for node in _get(trace, "nodes") or [] if _get(node, "sampled")]
-                yield example, [m for m in messages if isinstance(m, dict)], gold
-
-
 def read_answers(source: EvalSource) -> Answers | None:
-    """The answers of a classic, plain or v1 traces file (None for vf-validate output or no completions)."""
-    if source.shape in CLASSIC_FAMILY:
-        rollouts = _classic_rollouts(source)
-    elif source.shape == V1_TRACES:
-        rollouts = _v1_rollouts(source)
-    else:
+    """The answers of a classic, plain or v1 traces file (None for vf-validate output or no completions):
+    the first ``MAX_ROWS`` rollouts of ``read.iter_rows``, each with its final answer and gold."""
+    if source.shape not in CLASSIC_FAMILY and source.shape != V1_TRACES:
         return None
     by_group: dict[Any, list[str]] = {}
     golds: dict[Any, str] = {}
     given: Counter = Counter()
-    for n, (example, completion, gold) in enumerate(rollouts):
-        if n >= MAX_ROWS:
-            break
-        answer = final_answer(completion)
+    for row in itertools.islice(iter_rows(source, ReadStats(), answer_of=final_answer), MAX_ROWS):
+        example, answer, gold = row.example, row.answer, row.gold
         if answer is not None:
             given[answer] += 1
             if example is not None:
-                by_group.setdefault(_key(example), []).append(answer)
+                by_group.setdefault(example, []).append(answer)
         if example is not None and isinstance(gold, (str, int)) and str(gold).strip():
-            golds.setdefault(_key(example), normalise(str(gold)))
+            golds.setdefault(example, normalise(str(gold)))
     if not given:
         return None
     multi = [a for a in by_group.values() if len(a) >= 2]
@@ -213,10 +140,6 @@ def read_answers(source: EvalSource) -> Answers | None:
         majority=majority,
         majority_share=majority_share,
     )
-
-
-def _key(example: Any) -> Any:
-    return json.dumps(example, sort_keys=True) if isinstance(example, (dict, list)) else example
 
 
 def judge_answers(answers: Answers | None, solve_rate: float | None, th, result: Result) -> None:

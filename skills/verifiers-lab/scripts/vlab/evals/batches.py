@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vlab.core.files import is_gzip, open_binary
+from vlab.core.files import MAX_LINE_BYTES, is_gzip, open_binary, skip_line
 from vlab.evals.fields import (
     CLASSIC_TRUNCATING,
     MISSING_MS,
@@ -202,7 +202,7 @@ def split_ranges(path: Path, parts: int) -> list[tuple[int, int]]:
     with path.open("rb") as f:
         for i in range(1, parts):
             f.seek(max(cuts[-1], size * i // parts))
-            f.readline()  # move to the next line start
+            skip_line(f)  # move to the next line start (a long line is read through, not held)
             pos = f.tell()
             if pos >= size:
                 break
@@ -239,17 +239,31 @@ def iter_classic_batches(
             pos += len(buf)
             if first_read and buf.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM is not part of the first row
                 buf = buf[3:]
+            too_long = False
             if not buf.endswith(b"\n"):
-                tail = f.readline()  # finish the last line of the chunk
+                tail = f.readline(MAX_LINE_BYTES)  # finish the last line of the chunk
                 pos += len(tail)
-                buf += tail
+                partial = len(buf) - (buf.rfind(b"\n") + 1)
+                if partial + len(tail) > MAX_LINE_BYTES or (len(tail) == MAX_LINE_BYTES and tail[-1:] != b"\n"):
+                    # longer than a row is held: read through, never whole, and counted as a malformed row
+                    if tail[-1:] != b"\n":
+                        pos += skip_line(f)
+                    buf = buf[: len(buf) - partial]
+                    too_long = True
+                else:
+                    buf += tail
             n_lines = buf.count(b"\n")
-            if not buf.endswith(b"\n"):
+            if buf and not buf.endswith(b"\n"):
                 n_lines += 1
                 stats.no_final_newline = True  # only the file's last line can lack it
             first = lineno + 1
             lineno += n_lines
+            if too_long:
+                lineno += 1
+                stats.note_too_long(lineno)
             stats.lines = lineno
+            if not buf:
+                continue
             lines = None if timed else _split(buf)
             batch = None
             try:

@@ -1,7 +1,8 @@
 """Stream the rows of an eval output, whatever its shape, as one typed record.
 
 ``iter_rows(source)`` yields an ``EvalRow`` per rollout from any rollout shape (``source``
-names them: classic 0.3.x, 2025 rows, v1 traces, plain JSONL) in bounded memory;
+names them: classic 0.3.x, 2025 rows, v1 traces, plain JSONL) in bounded memory (a line
+longer than ``MAX_LINE_BYTES`` is read through unheld and counted as a malformed row);
 ``read_validate_rows()`` reads ``vf-validate`` output, which holds model-free checks
 (``ValidateRow``), not rollouts. ``ReadStats`` counts what the reader skipped.
 
@@ -16,12 +17,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vlab.core.files import open_binary
+from vlab.core.files import bounded_lines, open_binary
 from vlab.core.result import UsageError
 from vlab.evals.fields import (
     CLASSIC_TRUNCATING,
@@ -59,6 +60,8 @@ class EvalRow:
     prompt_key: int | None  # prompt fingerprint (checks that ids identify prompts)
     line: int
     turn_limited: bool = False  # the turn limit ended it mid tool use (counted apart from truncated)
+    answer: str | None = None  # the completion's final answer, when the reader was given ``answer_of``
+    gold: Any = None  # the row's gold answer (classic ``answer``, v1 ``task.data.answer``), with ``answer_of``
 
 
 @dataclass
@@ -76,12 +79,17 @@ class ReadStats:
     episodes: int = 0  # v1: episodes (a rollout is a trace)
     episodes_without_traces: int = 0
     other_shape_rows: int = 0  # rows of another shape inside the file
+    too_long: int = 0  # lines longer than MAX_LINE_BYTES: skipped unread (counted as malformed too)
 
     def note_malformed(self, lineno: int) -> None:
         self.malformed += 1
         self.last_malformed_line = lineno
         if len(self.malformed_lines) < 10:
             self.malformed_lines.append(lineno)
+
+    def note_too_long(self, lineno: int) -> None:
+        self.too_long += 1
+        self.note_malformed(lineno)
 
     def merge(self, part: ReadStats, line_offset: int) -> None:
         """Add the stats of the next part of the file (its line numbers start at line_offset + 1)."""
@@ -97,6 +105,7 @@ class ReadStats:
         self.episodes += part.episodes
         self.episodes_without_traces += part.episodes_without_traces
         self.other_shape_rows += part.other_shape_rows
+        self.too_long += part.too_long
 
     @property
     def truncated_last_line(self) -> bool:
@@ -104,23 +113,34 @@ class ReadStats:
         return self.no_final_newline and self.last_malformed_line == self.lines
 
 
-def iter_rows(source: EvalSource, stats: ReadStats | None = None) -> Iterator[EvalRow]:
-    """Stream the rollouts of ``source`` (not for v1-validate: see read_validate_rows)."""
+AnswerOf = Callable[[Any], "str | None"]  # a completion (text or chat messages) -> its final answer
+
+
+def iter_rows(
+    source: EvalSource, stats: ReadStats | None = None, answer_of: AnswerOf | None = None
+) -> Iterator[EvalRow]:
+    """Stream the rollouts of ``source`` (not for v1-validate: see read_validate_rows). With ``answer_of``
+    each row also carries its completion's final answer and its gold (the answers pass, ``evals.answers``)."""
     stats = stats if stats is not None else ReadStats()
     if source.shape == V1_TRACES:
-        yield from _iter_v1(source, stats)
+        yield from _iter_v1(source, stats, answer_of)
     elif source.shape == V1_VALIDATE:
         raise UsageError(f"{source.path} is vf-validate output: it holds model-free checks, not rollouts")
     else:
-        yield from classic_rows(source, _lines(source.path, stats), stats)
+        yield from classic_rows(source, _lines(source.path, stats), stats, answer_of)
 
 
 def _lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, bytes]]:
     with open_binary(path) as f:
         n = 0
         last = b""
-        for raw in f:
+        for raw in bounded_lines(f):
             n += 1
+            if raw is None:  # longer than MAX_LINE_BYTES: never held, a malformed row
+                stats.lines = n
+                stats.note_too_long(n)
+                last = b"\n"
+                continue
             last = raw
             if n == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM is not part of the first row
                 raw = raw[3:]
@@ -148,7 +168,7 @@ class _Row:
         return self._d.get(name, MISSING)
 
 
-def _classic_struct(extra: tuple[str, ...], with_prompt: bool):
+def _classic_struct(extra: tuple[str, ...], with_prompt: bool, with_answer: bool = False):
     """A msgspec struct naming only what the classic reader needs; unnamed fields (the prompt
     unless its fingerprint is wanted, token arrays) are skipped unparsed."""
     fields = [
@@ -164,6 +184,8 @@ def _classic_struct(extra: tuple[str, ...], with_prompt: bool):
     ]
     if with_prompt:
         fields.append(("prompt", Any, MISSING_MS))
+    if with_answer:
+        fields.append(("answer", Any, MISSING_MS))
     # Flattened metric names may be any string: give them safe attribute names.
     rename = {f[0]: f[0] for f in fields}
     for i, name in enumerate(extra):
@@ -183,14 +205,17 @@ def _line_key(raw: bytes) -> int:
     return hash(raw[:-1] if raw.endswith(b"\n") else raw)
 
 
-def classic_rows(source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: ReadStats) -> Iterator[EvalRow]:
+def classic_rows(
+    source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: ReadStats, answer_of: AnswerOf | None = None
+) -> Iterator[EvalRow]:
     """The reference row-by-row reader of classic shapes, over (line number, line) pairs (the
     fast column path in ``batches`` must agree, and falls back to this for chunks it cannot take)."""
     extra = source.score_names
     # 2025 writers may have mis-numbered ids; plain files may too: fingerprint the prompt there.
     want_prompt = source.shape != CLASSIC
     timed = source.shape == CLASSIC and source.rollout_identity
-    row_type = _classic_struct(extra, want_prompt) if msgspec is not None else None
+    with_answer = answer_of is not None and "answer" not in extra  # a score named "answer" is read as one
+    row_type = _classic_struct(extra, want_prompt, with_answer) if msgspec is not None else None
     decode = msgspec.json.Decoder(row_type).decode if row_type is not None else None
     extra_attrs = [(f"x{i}" if row_type is not None else name, name) for i, name in enumerate(extra)]
     for lineno, raw in lines:
@@ -231,6 +256,10 @@ def classic_rows(source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: 
         chars, calls = completion_size(None if is_missing(completion) else completion)
         turned = turn_limit_stop(row.stop_condition, calls)
         truncated = (row.is_truncated is True or row.stop_condition in CLASSIC_TRUNCATING) and not turned
+        answer = gold = None
+        if answer_of is not None:
+            answer = answer_of(None if is_missing(completion) else completion)
+            gold = row.answer if with_answer and not is_missing(row.answer) else None
         yield EvalRow(
             example=example,
             reward=reward,
@@ -246,6 +275,8 @@ def classic_rows(source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: 
             prompt_key=(prompt_key(None if is_missing(row.prompt) else row.prompt) if want_prompt else None),
             line=lineno,
             turn_limited=turned,
+            answer=answer,
+            gold=gold,
         )
 
 
@@ -303,7 +334,7 @@ _V1_TRUNCATING = frozenset(
 )
 
 
-def _iter_v1(source: EvalSource, stats: ReadStats) -> Iterator[EvalRow]:
+def _iter_v1(source: EvalSource, stats: ReadStats, answer_of: AnswerOf | None = None) -> Iterator[EvalRow]:
     decode = msgspec.json.Decoder(_V1Episode).decode if msgspec is not None else None
     for lineno, raw in _lines(source.path, stats):
         episode = None
@@ -353,12 +384,12 @@ def _iter_v1(source: EvalSource, stats: ReadStats) -> Iterator[EvalRow]:
             )
             continue
         for trace in traces:
-            row = _trace_row(trace, example, episode, episode_error, raw, lineno)
+            row = _trace_row(trace, example, episode, episode_error, raw, lineno, answer_of)
             if row is not None:
                 yield row
 
 
-def _trace_row(trace: Any, example: Any, episode: Any, episode_error: str | None, raw: bytes, lineno: int):
+def _trace_row(trace: Any, example: Any, episode: Any, ep_error: str | None, raw: bytes, lineno: int, answer_of=None):
     """The EvalRow of one v1 trace, or None for a frozen agent's trace (judges do not train)."""
     agent = _get(trace, "agent")
     if agent is not None and _get(agent, "trainable", True) is False:
@@ -394,10 +425,13 @@ def _trace_row(trace: Any, example: Any, episode: Any, episode_error: str | None
         if x is not None:
             metrics[name] = x
     chars = calls = 0
+    sampled = []
     for node in _get(trace, "nodes") or []:
         if not _get(node, "sampled", False):
             continue
         message = _get(node, "message") or {}
+        if answer_of is not None:
+            sampled.append(message)
         chars += text_length(_get(message, "content"))
         tc = _get(message, "tool_calls")
         if tc:
@@ -408,9 +442,13 @@ def _trace_row(trace: Any, example: Any, episode: Any, episode_error: str | None
     if not truncated and not turned:
         last = next((c for c in reversed(_get(trace, "calls") or []) if _get(c, "error") is None), None)
         truncated = bool(last is not None and _get(last, "finish_reason") == "length")
-    error = error_text(_get(trace, "errors")) or episode_error
+    error = error_text(_get(trace, "errors")) or ep_error
     if error is None and _get(trace, "ok") is False:
         error = f"trace not ok (stop condition: {stop})"
+    answer = gold = None
+    if answer_of is not None:
+        answer = answer_of([m for m in sampled if isinstance(m, dict)])
+        gold = _get(_get(_get(episode, "task"), "data"), "answer")
     return EvalRow(
         example,
         reward,
@@ -426,6 +464,8 @@ def _trace_row(trace: Any, example: Any, episode: Any, episode_error: str | None
         None,
         lineno,
         turned,
+        answer,
+        gold,
     )
 
 

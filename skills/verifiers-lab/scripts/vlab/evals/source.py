@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vlab.core.files import open_binary
+from vlab.core.files import bounded_lines, open_binary
 from vlab.core.result import UsageError
 
 CLASSIC = "classic-vf-eval"
@@ -258,10 +258,10 @@ def _source_for_file(path: Path) -> EvalSource:
 def _first_rows(path: Path, n: int) -> list[dict]:
     rows = []
     with open_binary(path) as f:
-        for raw in f:
+        for raw in bounded_lines(f):
             if len(rows) >= n:
                 break
-            if not raw.strip():
+            if raw is None or not raw.strip():
                 continue
             try:
                 obj = json.loads(raw)

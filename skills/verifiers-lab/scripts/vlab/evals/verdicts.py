@@ -18,6 +18,11 @@ from vlab.core.result import Result, UsageError
 from vlab.evals.analysis import Analysis
 
 
+def _option(default: Any, kind: str, help: str) -> Any:
+    """A threshold that is also a command-line option of check_reward_distribution (see Thresholds.options)."""
+    return dataclasses.field(default=default, metadata={"kind": kind, "help": help})
+
+
 @dataclass(frozen=True)
 class Thresholds:
     """The numbers every verdict and recommendation is judged by: their one home.
@@ -36,23 +41,62 @@ class Thresholds:
     would score the same (vlab.evals.answers).
     """
 
-    min_rollouts: int = 32
-    min_examples: int = 8
-    pass_threshold: float = 0.5
-    failed_share: float = 0.5
-    warn_failed_share: float = 0.05
-    too_easy: float = 0.9
-    min_signal: float = 0.2
-    near_empty_chars: int = 3
-    max_truncated: float = 0.1
-    warn_truncated: float = 0.05
-    max_turn_limited: float = 0.5
-    warn_turn_limited: float = 0.1
-    group_gain: float = 0.05
-    max_malformed: float = 0.05
-    max_bad_rewards: float = 0.05
-    same_answer_groups: float = 0.8
-    majority_margin: float = 0.05
+    min_rollouts: int = _option(32, "int1", "fewer is too few samples ({default})")
+    min_examples: int = _option(8, "int1", "fewer is too few samples ({default})")
+    pass_threshold: float = _option(
+        0.5, "real", "score at or above which a rollout counts as solved ({default}, as verifiers)"
+    )
+    failed_share: float = _option(0.5, "share", "share of errored/empty rollouts meaning generation failed ({default})")
+    warn_failed_share: float = 0.05  # not an option
+    too_easy: float = _option(0.9, "share", "solve rate that is too easy ({default})")
+    min_signal: float = _option(0.2, "share", "least share of rollouts with a non-zero GRPO advantage ({default})")
+    near_empty_chars: int = _option(3, "int0", "completions this short count as near-empty ({default})")
+    max_truncated: float = _option(
+        0.1,
+        "share",
+        "share of truncated rollouts above which training is blocked until max tokens are raised ({default})",
+    )
+    warn_truncated: float = _option(0.05, "float", "share of truncated rollouts that warns ({default})")
+    max_turn_limited: float = _option(
+        0.5,
+        "share",
+        "share of rollouts ended by the turn limit while still calling tools above which training is blocked "
+        "({default})",
+    )
+    warn_turn_limited: float = _option(0.1, "share", "share of rollouts ended by the turn limit that warns ({default})")
+    group_gain: float = _option(
+        0.05,
+        "float",
+        "the group size recommended is the smallest whose doubling adds less than this share of groups "
+        "with differing rewards ({default})",
+    )
+    max_malformed: float = _option(
+        0.05, "share", "share of malformed lines tolerated before the file counts as unreadable ({default})"
+    )
+    max_bad_rewards: float = _option(
+        0.05,
+        "share",
+        "share of rows without a numeric reward tolerated before the file counts as unreadable ({default})",
+    )
+    same_answer_groups: float = _option(
+        0.8, "share", "share of groups whose rollouts all give the same answer that warns ({default})"
+    )
+    majority_margin: float = _option(
+        0.05,
+        "share",
+        "a solve rate this close to the majority class's share warns that a constant answer would "
+        "score the same ({default})",
+    )
+
+    @classmethod
+    def options(cls) -> list[tuple[str, Any, str, str]]:
+        """(field name, default, kind, help) of every threshold given as a command-line option
+        (``--field-name``): kind is int1 / int0 (integers from 1 / 0), real, share (0..1) or float."""
+        return [
+            (f.name, f.default, f.metadata["kind"], f.metadata["help"].format(default=f.default))
+            for f in dataclasses.fields(cls)
+            if "kind" in f.metadata
+        ]
 
     def validate(self) -> None:
         for name in (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from vlab.core.files import is_gzip, open_binary, plain_suffix
+from vlab.core.files import gzip_cut, is_gzip, open_binary, plain_suffix
 from vlab.core.result import UsageError
 from vlab.inspect import splits as split_files
 from vlab.inspect.arrow_readers import features_from_schema, read_arrow, read_parquet
@@ -96,6 +96,10 @@ def read_file(path: Path, n: int) -> Sample:
         "arrow": read_arrow,
     }[fmt]
     sample = reader(path, n)
+    if is_gzip(path):  # a cut past the sample is unreadable input too: decompress to the end, unparsed
+        cut = gzip_cut(path)
+        if cut is not None:
+            raise cut
     sample.bytes_total = size
     if not sample.rows:
         where = "; ".join(f"{p.where}: {p.reason}" for p in sample.problems[:3])
