@@ -104,7 +104,7 @@ def build_parser():
         "--max-turn-limited",
         type=numbers.share(),
         default=t.max_turn_limited,
-        help="share of rollouts ended by the turn limit while still calling tools above which training is blocked "
+        help="share of rollouts ended by the turn limit before they were over (mid tool use, a game cut short) above which training is blocked "
         f"({t.max_turn_limited})",
     )
     g.add_argument(

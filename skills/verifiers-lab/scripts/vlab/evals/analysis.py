@@ -73,7 +73,7 @@ class Counts:
     error_kinds: tuple[tuple[str, int], ...] = ()  # the five most common
     judge_errors: int = 0  # errored rollouts whose judge gave no verdict (counted apart from zero rewards)
     judge_refusals: int = 0  # ... whose judge refused
-    turn_limited: int = 0  # ended by the environment's turn limit while still calling tools
+    turn_limited: int = 0  # ended by the environment's turn limit before it was over
 
     def reward_issue_count(self, *kinds: str) -> int:
         return sum(n for kind, n in self.reward_issues if kind in kinds)
@@ -247,7 +247,7 @@ def analyse(
     example = cols.example_group_codes()
     prompt = as_numpy(cols.prompt, np.int32)
     errored = as_numpy(cols.errored, np.int8).astype(bool)
-    stops = as_numpy(cols.truncated, np.int8)  # 1: truncated, 2: ended by the turn limit mid tool use
+    stops = as_numpy(cols.truncated, np.int8)  # 1: truncated, 2: ended by the turn limit before it was over
     truncated, turn_limited = stops == 1, stops == 2
     chars = as_numpy(cols.chars, np.int32)
     tools = as_numpy(cols.tool_calls, np.int32)

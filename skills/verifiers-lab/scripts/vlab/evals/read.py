@@ -28,6 +28,7 @@ from vlab.evals.fields import (
     MISSING,
     MISSING_MS,
     completion_size,
+    completion_turns,
     error_text,
     example_of,
     is_missing,
@@ -58,7 +59,7 @@ class EvalRow:
     row_key: int | None  # identity for duplicate detection
     prompt_key: int | None  # prompt fingerprint (checks that ids identify prompts)
     line: int
-    turn_limited: bool = False  # the turn limit ended it mid tool use (counted apart from truncated)
+    turn_limited: bool = False  # the turn limit ended it before it was over (counted apart from truncated)
 
 
 @dataclass
@@ -229,7 +230,9 @@ def classic_rows(source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: 
                     scores[name] = x
         completion = row.completion
         chars, calls = completion_size(None if is_missing(completion) else completion)
-        turned = turn_limit_stop(row.stop_condition, calls)
+        turned = turn_limit_stop(
+            row.stop_condition, calls, *completion_turns(None if is_missing(completion) else completion)
+        )
         truncated = (row.is_truncated is True or row.stop_condition in CLASSIC_TRUNCATING) and not turned
         yield EvalRow(
             example=example,
@@ -393,17 +396,20 @@ def _trace_row(trace: Any, example: Any, episode: Any, episode_error: str | None
         x = number(value)
         if x is not None:
             metrics[name] = x
-    chars = calls = 0
+    chars = calls = turns = 0
+    last_calls = False
     for node in _get(trace, "nodes") or []:
         if not _get(node, "sampled", False):
             continue
         message = _get(node, "message") or {}
         chars += text_length(_get(message, "content"))
         tc = _get(message, "tool_calls")
+        turns += 1
+        last_calls = bool(tc)
         if tc:
             calls += len(tc) if isinstance(tc, list) else 1
     stop = _get(trace, "stop_condition")
-    turned = turn_limit_stop(stop, calls)
+    turned = turn_limit_stop(stop, calls, turns, last_calls)
     truncated = stop in _V1_TRUNCATING and not turned
     if not truncated and not turned:
         last = next((c for c in reversed(_get(trace, "calls") or []) if _get(c, "error") is None), None)
