@@ -361,3 +361,30 @@ def test_token_budget_counts_with_a_tokenizer_when_one_is_given(tmp_path):
     assert prompt(by_chars[1]) > prompt(estimate[1]), (by_chars, estimate)  # 1 char per token vs 3
     missing = _checks(path, data, seq_len=8192, tokenizer=str(tmp_path / "absent"))["token_budget"]
     assert "characters per token" in missing[1] and "not available offline" in missing[1], missing
+
+
+@pytest.mark.v1
+def test_token_budget_uses_the_turns_the_environment_allows_and_names_a_missing_limit(tmp_path):
+    """A stop that ignores task.max_turns: the turns the scripted rollouts were allowed count, not the declared 6;
+    no stop at all: the budget names the missing limit (and turn_limit fails)."""
+    edits = [("return trace.num_turns >= self.config.max_turns", "return trace.num_turns >= 3")]
+    path, data = _write(tmp_path, "v1-multiturn-tool", "v1_multiturn_tool", "v1_budget_own_stop", edits)
+    status, message = _checks(path, data, seq_len=8192, max_tokens=512)["token_budget"]
+    assert status == "pass" and "the 3 turns the scripted rollouts were allowed" in message, message
+    edits = [("return trace.num_turns >= self.config.max_turns", "return False")]
+    path, data = _write(tmp_path, "v1-multiturn-tool", "v1_multiturn_tool", "v1_budget_no_stop", edits)
+    checks = _checks(path, data, seq_len=8192, max_tokens=512)
+    assert checks["token_budget"][0] == "warn" and "no turn limit" in checks["token_budget"][1], checks
+    assert checks["turn_limit"][0] == "fail", checks
+
+
+@pytest.mark.v1
+def test_test_reward_seq_len_end_to_end(tmp_path):
+    path, data = _write(tmp_path, "v1-multiturn-tool", "v1_multiturn_tool", "v1_budget_cli", [])
+    args = json.dumps({"dataset_path": str(data)})
+    run = run_script("test_reward", str(path), "--env-args", args, "--reach-seconds", "0", "--seq-len", "300", "--json")
+    out = assert_result(run.json, "test_reward", 1)
+    failed = {c["id"]: c["message"] for c in out["checks"] if c["status"] == "fail"}
+    assert list(failed) == ["token_budget"] and "seq_len 300" in failed["token_budget"], failed
+    bad = run_script("test_reward", str(path), "--seq-len", "0", "--json")
+    assert bad.returncode == 2, bad

@@ -3,9 +3,9 @@
 Measured on the scripted conversations of ``reward.conversation``: the longest probed prompt
 (its messages and the tool definitions the model is offered) and the longest tool output or
 environment reply the scripts met; each model turn takes ``--max-tokens`` (a real model's reply
-is not what a script says). The turn limit is the environment's own (``Capabilities.max_turns``:
-classic ``max_turns``, a v1 taskset's ``task.max_turns``), else the number of turns the scripted
-never-stopping rollout was allowed. The arithmetic and the verdicts are ``train.turns``'.
+is not what a script says). The turn limit is the number of turns the scripted never-stopping
+rollout was allowed, else the environment's own (``Capabilities.max_turns``: classic ``max_turns``,
+a v1 taskset's ``task.max_turns``); a rollout that never stopped has none. The arithmetic and the verdicts are ``train.turns``'.
 
 Tokens are counted with ``--tokenizer`` when it loads offline, else estimated at
 ``CHARS_PER_TOKEN`` characters per token; the check says which.
@@ -71,11 +71,13 @@ def token_budget_check(
     turn_tokens = opts.max_tokens or TURN_TOKENS
     if not opts.max_tokens:
         counted_by += f"; {TURN_TOKENS} tokens per model turn (pass --max-tokens)"
-    if caps.max_turns is not None:
+    seen = max(turns_seen) if turns_seen and all(isinstance(t, int) for t in turns_seen) else None
+    if turns_seen and seen is None:  # a scripted rollout never stopped: whatever it declares, there is no limit
+        turns, limit = None, ""
+    elif seen is not None and seen != caps.max_turns:  # what the environment does wins over what it declares
+        turns, limit = seen, f"the {seen} turns the scripted rollouts were allowed"
+    elif caps.max_turns is not None:
         turns, limit = caps.max_turns, f"the environment's max_turns={caps.max_turns} turns"
-    elif turns_seen and all(isinstance(t, int) for t in turns_seen):
-        turns = max(turns_seen)
-        limit = f"the {turns} turns the scripted rollouts were allowed"
     else:
         turns, limit = None, ""
     check_token_budget(result, opts.seq_len, turn_tokens, turns, limit, Measured(prompt, output, counted_by))
