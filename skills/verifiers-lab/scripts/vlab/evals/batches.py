@@ -20,7 +20,6 @@ from vlab.core.files import is_gzip, open_binary
 from vlab.evals.fields import (
     CLASSIC_TRUNCATING,
     MISSING_MS,
-    completion_turns,
     error_text,
     example_of,
     is_missing,
@@ -29,7 +28,7 @@ from vlab.evals.fields import (
     reward_value,
     score_value,
     text_length,
-    turn_limit_stop,
+    turn_limited,
 )
 from vlab.evals.read import EvalRow, ReadStats, classic_rows
 from vlab.evals.source import CLASSIC, EvalSource
@@ -171,12 +170,7 @@ def _fast_batch(
         truncated = [t or r.stop_condition in CLASSIC_TRUNCATING for t, r in zip(truncated, rows)]
     chars, calls = _completion_sizes(list(map(attrgetter("completion"), rows)))
     if any(isinstance(s, str) and "turn" in s.lower() for s in stops):  # 2: the turn limit (see Columns)
-        turned = [
-            isinstance(r.stop_condition, str)
-            and "turn" in r.stop_condition.lower()
-            and turn_limit_stop(r.stop_condition, c, *completion_turns(r.completion))
-            for r, c in zip(rows, calls)
-        ]
+        turned = [turn_limited(r.stop_condition, c, r.completion) for r, c in zip(rows, calls)]
         truncated = [2 if tl else int(t) for t, tl in zip(truncated, turned)]
     if lines is None:  # 0.3.x: a rollout is identified by its example and start time (as read.classic_rows)
         timings = list(map(attrgetter("timing"), rows))

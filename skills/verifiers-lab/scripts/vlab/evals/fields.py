@@ -45,6 +45,16 @@ def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
+def turn_limited(stop: Any, tool_calls: int, completion: Any) -> bool:
+    """``turn_limit_stop`` of a completion, its turns counted only when they can decide (a turn-limit stop;
+    a single message without tool calls, a single-turn environment's every row, is one turn at most)."""
+    if not (isinstance(stop, str) and "turn" in stop.lower()):
+        return False
+    if not tool_calls and (not isinstance(completion, list) or len(completion) < 2):
+        return False
+    return turn_limit_stop(stop, tool_calls, *completion_turns(completion))
+
+
 def completion_turns(completion: Any) -> tuple[int, bool]:
     """(model turns, whether the last one called a tool) of a completion: message dicts or structs
     with ``role``/``tool_calls``; a string is one turn."""

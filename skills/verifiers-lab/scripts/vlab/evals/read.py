@@ -28,7 +28,6 @@ from vlab.evals.fields import (
     MISSING,
     MISSING_MS,
     completion_size,
-    completion_turns,
     error_text,
     example_of,
     is_missing,
@@ -38,6 +37,7 @@ from vlab.evals.fields import (
     reward_value,
     text_length,
     turn_limit_stop,
+    turn_limited,
 )
 from vlab.evals.source import CLASSIC, V1_TRACES, V1_VALIDATE, EvalSource, detect_shape
 
@@ -230,9 +230,7 @@ def classic_rows(source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: 
                     scores[name] = x
         completion = row.completion
         chars, calls = completion_size(None if is_missing(completion) else completion)
-        turned = turn_limit_stop(
-            row.stop_condition, calls, *completion_turns(None if is_missing(completion) else completion)
-        )
+        turned = turn_limited(row.stop_condition, calls, None if is_missing(completion) else completion)
         truncated = (row.is_truncated is True or row.stop_condition in CLASSIC_TRUNCATING) and not turned
         yield EvalRow(
             example=example,

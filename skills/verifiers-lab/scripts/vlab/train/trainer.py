@@ -31,7 +31,7 @@ from vlab.core import secrets
 from vlab.core.files import WRITE_ERRNOS, write_fault
 from vlab.core.invocation import command
 from vlab.core.result import ToolError, UsageError
-from vlab.evals.fields import completion_size, completion_turns, turn_limit_stop
+from vlab.evals.fields import completion_size, turn_limited
 from vlab.train.config import TrainConfig
 from vlab.train.loss import (
     group_advantages,
@@ -300,9 +300,7 @@ class Trainer:
             "truncated_frac": sum(1 for r in rollouts if r.is_truncated) / max(1, len(rollouts)),
             # rollouts the environment's turn limit ended before they were over (still calling tools, a game cut short)
             "turn_limited_frac": sum(
-                1
-                for r in rollouts
-                if turn_limit_stop(r.stop_condition, completion_size(r.completion)[1], *completion_turns(r.completion))
+                1 for r in rollouts if turn_limited(r.stop_condition, completion_size(r.completion)[1], r.completion)
             )
             / max(1, len(rollouts)),
             "completion_len_mean": float(np.mean([sum(len(t.completion_ids) for t in r.turns) for r in rollouts]))
