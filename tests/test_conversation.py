@@ -322,7 +322,11 @@ def _budget_cases(path: Path, data: Path, turn_args: dict) -> None:
     skip = _checks(path, data)["token_budget"]
     assert skip[0] == "skip" and "--seq-len" in skip[1], skip
     status, message = _checks(path, data, seq_len=300, max_tokens=128)["token_budget"]
-    assert status == "fail" and "one tool call and an answer" in message and "characters per token" in message, message
+    assert (
+        status == "fail"
+        and "one tool call (or environment reply) and an answer" in message
+        and "characters per token" in message
+    ), message
     status, message = _checks(path, data, seq_len=600, max_tokens=128)["token_budget"]
     assert status == "warn" and "max_turns=6" in message and "about" in message, message
     status, message = _checks(path, data, seq_len=8192, max_tokens=512)["token_budget"]
@@ -388,3 +392,21 @@ def test_test_reward_seq_len_end_to_end(tmp_path):
     assert list(failed) == ["token_budget"] and "seq_len 300" in failed["token_budget"], failed
     bad = run_script("test_reward", str(path), "--seq-len", "0", "--json")
     assert bad.returncode == 2, bad
+
+
+@pytest.mark.classic
+def test_classic_multi_turn_env_without_tools_budget_counts_its_replies(tmp_path):
+    """A classic MultiTurnEnv game (max_turns=2, the env's reply between the turns): its own limit and its
+    replies are what the budget holds."""
+    import env_fixtures as fx
+
+    data = fx.write_dataset(tmp_path)
+    env = load_env(str(fx.multiturn_env(tmp_path, "mt_budget_env")), {"dataset_path": str(data)})
+    assert env.capabilities.max_turns == 2 and not env.capabilities.tools
+    result = Result("test_reward")
+    opts = SimpleNamespace(**{**vars(OPTS), "seq_len": 200, "max_tokens": 64})
+    conversation_checks(result, env, env.rows(2), env.format_hints(), opts)
+    budget = next(c for c in result.checks if c.id == "token_budget")
+    assert budget.status == "pass" and "max_turns=2" in budget.message, budget
+    reply = -(-(len("Are you sure? Repeat the answer.")) // 3) + 4  # the env's reply, estimated, with its message
+    assert f"environment reply up to {reply}," in budget.message, budget.message

@@ -102,14 +102,16 @@ def check_token_budget(
     """test_reward ``--seq-len``: fail when one tool call and an answer do not fit, warn when the turn
     limit's worth of ``turns`` (``limit`` says whose) does not, pass when it does."""
     sizes = (
-        f"prompt {m.prompt_tokens}, tool output up to {m.output_tokens}, {turn_tokens} per model turn; {m.counted_by}"
+        f"prompt {m.prompt_tokens}, tool output or environment reply up to {m.output_tokens}, "
+        f"{turn_tokens} per model turn; {m.counted_by}"
     )
     least = tokens_needed(2, turn_tokens, m.prompt_tokens, m.output_tokens)
     fit = turns_that_fit(seq_len, turn_tokens, m.prompt_tokens, m.output_tokens)
     if least > seq_len:
         result.fail(
             "token_budget",
-            f"seq_len {seq_len} cannot hold one tool call and an answer (about {least} tokens: {sizes})",
+            f"seq_len {seq_len} cannot hold one tool call (or environment reply) and an answer "
+            f"(about {least} tokens: {sizes})",
             f"raise seq_len to {least} or more, or lower the tokens per turn (--max-tokens / sampling.max_tokens)",
         )
         return
