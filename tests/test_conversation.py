@@ -390,6 +390,7 @@ def test_test_reward_seq_len_end_to_end(tmp_path):
     out = assert_result(run.json, "test_reward", 1)
     failed = {c["id"]: c["message"] for c in out["checks"] if c["status"] == "fail"}
     assert list(failed) == ["token_budget"] and "seq_len 300" in failed["token_budget"], failed
+    assert out["data"]["environment"]["max_turns"] == 6  # the taskset's own task.max_turns
     bad = run_script("test_reward", str(path), "--seq-len", "0", "--json")
     assert bad.returncode == 2, bad
 
