@@ -257,7 +257,7 @@ def check_turn_limit(ctx: Context) -> list[Finding]:
         ctx,
         "turn_limited_frac",
         "turn-limit",
-        "ran out of turns: share of rollouts ended by the turn limit mid tool use",
+        "ran out of turns: share of rollouts ended by the turn limit mid tool use or mid game",
         T["turn_limit_high"],
         T["turn_limit_fail"],
         46,
