@@ -325,6 +325,33 @@ def test_a_multi_turn_game_without_tools_cut_by_its_turn_limit_is_counted(tmp_pa
 
 
 @pytest.mark.parametrize("shape", ["batches", "rows"])
+def test_every_rollout_running_to_the_limit_without_tools_is_a_fixed_length_conversation(
+    tmp_path, capsys, monkeypatch, shape
+):
+    """A MultiTurnEnv of fixed length (two turns, always max_turns_reached): not "ran out of turns"; the
+    local_train metric reads it the same way."""
+    if shape == "rows":
+        monkeypatch.setattr(batches, "msgspec", None)
+    folder = _game_rollouts(
+        write_classic_run(tmp_path / "f", mixed_run(20, 4)), lambda i: "max_turns_reached", lambda i: 2
+    )
+    obj = check_tool(capsys, "--results", folder)
+    counts = obj["data"]["counts"]
+    assert counts["turn_limited"] == 0 and counts["fixed_length"] == 80, counts
+    check = next(c for c in obj["checks"] if c["id"] == "turn-limit")
+    assert check["status"] == "pass" and "fixed length" in check["message"], check
+    from types import SimpleNamespace
+
+    from vlab.train.trainer import turn_limited_share
+
+    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    rollouts = [SimpleNamespace(stop_condition=r["stop_condition"], completion=r["completion"]) for r in rows]
+    assert turn_limited_share(rollouts) == 0.0
+    rollouts[0] = SimpleNamespace(stop_condition="game_solved", completion=rollouts[0].completion[:1])
+    assert turn_limited_share(rollouts) == 79 / 80  # one finished game: the others were cut short
+
+
+@pytest.mark.parametrize("shape", ["batches", "rows"])
 def test_a_final_answer_on_the_last_allowed_turn_is_not_a_turn_limit_stop(tmp_path, capsys, monkeypatch, shape):
     """0.3.1 checks stop conditions in name order: an answer on the last allowed turn reads max_turns_reached
     (before no_tools_called); the rollout was over, so it is not counted."""

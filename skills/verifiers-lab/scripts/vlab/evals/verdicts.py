@@ -242,6 +242,12 @@ def judge(a: Analysis, th: Thresholds, result: Result) -> list[str]:
         )
     elif c.turn_limited:
         result.passed("turn-limit", f"{c.turn_limited} of {n} rollouts ran out of turns")
+    elif c.fixed_length:
+        result.passed(
+            "turn-limit",
+            f"every rollout ({c.fixed_length}) ran to the turn limit without a tool call: read as a conversation of "
+            "fixed length, not as rollouts cut short (a game that no rollout finished shows in its rewards)",
+        )
 
     # Duplicates.
     if c.duplicate_rows:

@@ -67,6 +67,16 @@ def example_ids_for_step(seed: int, step: int, per_step: int, num_examples: int)
     return ids
 
 
+def turn_limited_share(rollouts: list) -> float:
+    """Share of rollouts the turn limit ended before they were over (``evals.fields.turn_limited``); when every
+    rollout ran to the limit without a tool call, a conversation of fixed length, none (as check_reward_distribution)."""
+    calls = [completion_size(r.completion)[1] for r in rollouts]
+    limited = [turn_limited(r.stop_condition, c, r.completion) for r, c in zip(rollouts, calls)]
+    if limited and all(limited) and not any(calls):
+        return 0.0
+    return sum(limited) / max(1, len(rollouts))
+
+
 def entropy_estimate(rollouts: list[Rollout]) -> float | None:
     """Monte-Carlo estimate of the policy's per-token entropy: E[-log p(token)] over the sampled tokens."""
     logprobs = [lp for r in rollouts for t in r.turns for lp in t.logprobs]
@@ -299,10 +309,7 @@ class Trainer:
             "errors": sum(1 for r in rollouts if r.error),
             "truncated_frac": sum(1 for r in rollouts if r.is_truncated) / max(1, len(rollouts)),
             # rollouts the environment's turn limit ended before they were over (still calling tools, a game cut short)
-            "turn_limited_frac": sum(
-                1 for r in rollouts if turn_limited(r.stop_condition, completion_size(r.completion)[1], r.completion)
-            )
-            / max(1, len(rollouts)),
+            "turn_limited_frac": turn_limited_share(rollouts),
             "completion_len_mean": float(np.mean([sum(len(t.completion_ids) for t in r.turns) for r in rollouts]))
             if rollouts
             else 0.0,
