@@ -339,7 +339,9 @@ def test_a_run_whose_rollouts_ran_out_of_turns_is_named(tmp_path, capsys):
     assert "turn-limit" not in {c["id"] for c in obj["checks"]}
 
 
-def _prime_rl_with_stops(tmp_path, name: str, stops: dict[str, float], num_turns_max: float, every: int = 1) -> Path:
+def _prime_rl_with_stops(
+    tmp_path, name: str, stops: dict[str, float], num_turns_max: float, every: int = 1, num_turns_min: float = 1
+) -> Path:
     """A prime-rl run whose orchestrator rows carry train/agg/all/agent/stop_condition/<name> shares (prime-rl
     src/prime_rl/orchestrator/metrics.py, TraceMetrics.to_dict: only the names seen that step) and num_turns."""
     run = F.write_prime_rl(F.simulate("healthy"), tmp_path / name)
@@ -348,6 +350,7 @@ def _prime_rl_with_stops(tmp_path, name: str, stops: dict[str, float], num_turns
     for r in rows:
         if "train/agg/all/agent/reward/mean" in r:
             r["train/agg/all/agent/num_turns/max"] = num_turns_max
+            r["train/agg/all/agent/num_turns/min"] = num_turns_min
             r["train/agg/all/agent/stop_condition/generation_truncated"] = 0.0
             if r["step"] % every == 0:
                 r.update({f"train/agg/all/agent/stop_condition/{k}": v for k, v in stops.items()})
@@ -377,3 +380,7 @@ def test_prime_rl_classic_max_turns_reached_of_single_turn_rollouts_is_not_a_tur
     run = _prime_rl_with_stops(tmp_path, "multi", {"max_turns_reached": 0.9}, 8)
     _, obj = call(capsys, "--run", str(run))
     assert checks(obj)["turn-limit"]["status"] == "fail", obj["checks"]
+    # every rollout two turns and stopped by the limit: a conversation of fixed length
+    run = _prime_rl_with_stops(tmp_path, "fixed", {"max_turns_reached": 1.0}, 2, num_turns_min=2)
+    _, obj = call(capsys, "--run", str(run))
+    assert "turn-limit" not in checks(obj), obj["checks"]

@@ -51,6 +51,7 @@ ALIASES: dict[str, list[str | re.Pattern]] = {
     "stop_max_turns": [re.compile(rf"^train/agg/all/{_AGENT}/stop_condition/max_turns$")],
     "stop_turn_other": [re.compile(rf"^train/agg/all/{_AGENT}/stop_condition/(?!max_turns$)[^/]*turn[^/]*$")],
     "num_turns_max": [re.compile(rf"^train/agg/all/{_AGENT}/num_turns/max$")],
+    "num_turns_min": [re.compile(rf"^train/agg/all/{_AGENT}/num_turns/min$")],
     "completion_len": [
         "completion_len_mean",
         re.compile(rf"^train/agg/all/{_AGENT}/num_output_tokens/mean$"),
@@ -311,7 +312,8 @@ def _derive(s: Series) -> None:
 def _turn_stops(s: Series) -> None:
     """prime-rl's turn-limit stop shares as ``turn_limited_frac``: a step that logged rewards but not a
     stop name had none of it (0); a classic ``max_turns_reached`` at steps whose rollouts all took one
-    turn is a single-turn environment's normal stop, not a turn limit."""
+    turn is a single-turn environment's normal stop, and on every rollout with the same number of turns
+    a conversation of fixed length (as check_reward_distribution reads it): neither is a turn limit."""
     parts, keys = [], []
     for name in ("stop_max_turns", "stop_turn_other"):
         if not s.has(name):
@@ -319,7 +321,9 @@ def _turn_stops(s: Series) -> None:
         col = np.nan_to_num(s.col(name).astype(float), nan=0.0)
         key = s.keys[name]
         if key.endswith("max_turns_reached") and s.has("num_turns_max"):
-            col = np.where(s.col("num_turns_max") > 1, col, 0.0)
+            most, least = s.col("num_turns_max"), s.col("num_turns_min")
+            fixed = (col >= 0.999) & (least == most)  # every rollout ran the same turns to the limit: fixed length
+            col = np.where((most > 1) & ~fixed, col, 0.0)
         parts.append(col)
         keys.append(key)
     total = np.sum(parts, axis=0)
