@@ -290,6 +290,107 @@ def test_a_few_turn_limit_stops_warn_and_single_turn_rollouts_never_count(tmp_pa
     assert obj["data"]["counts"]["turn_limited"] == 0 and "turn-limit" not in {c["id"] for c in obj["checks"]}
 
 
+def _game_rollouts(folder, stop_for, turns_for):
+    """Rewrite a classic run's rows as a multi-turn game without tools (verifiers 0.3.1 MultiTurnEnv:
+    model move, the game's reply, ...) of ``turns_for(i)`` model turns, stopped by ``stop_for(i)``."""
+    results = folder / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    for i, row in enumerate(rows):
+        moves = []
+        for t in range(turns_for(i)):
+            moves += [{"role": "assistant", "content": f"guess {t}"}, {"role": "user", "content": "try again"}]
+        row["completion"] = moves[:-1]  # the limit fires before the game answers the last move
+        row["stop_condition"] = stop_for(i)
+        row["is_completed"] = True
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+@pytest.mark.parametrize("shape", ["batches", "rows"])
+def test_a_multi_turn_game_without_tools_cut_by_its_turn_limit_is_counted(tmp_path, capsys, monkeypatch, shape):
+    if shape == "rows":
+        monkeypatch.setattr(batches, "msgspec", None)
+    # 0.3.1 MultiTurnEnv: six moves and max_turns_reached on 60 of 80 rollouts, solved in two (own stop) on the rest
+    stops = lambda i: "max_turns_reached" if i % 4 else "game_solved"  # noqa: E731
+    folder = _game_rollouts(write_classic_run(tmp_path / "g", mixed_run(20, 4)), stops, lambda i: 6 if i % 4 else 2)
+    obj = check_tool(capsys, "--results", folder)
+    assert obj["data"]["counts"]["turn_limited"] == 60 and obj["data"]["counts"]["truncated"] == 0, obj["data"]
+    assert status(obj, "turn-limit") == "fail" and obj["exit_code"] == 1
+    # one model turn ending on max_turns_reached is a single-turn environment's normal stop
+    folder = _game_rollouts(
+        write_classic_run(tmp_path / "s", mixed_run(20, 4)), lambda i: "max_turns_reached", lambda i: 1
+    )
+    obj = check_tool(capsys, "--results", folder)
+    assert obj["data"]["counts"]["turn_limited"] == 0 and "turn-limit" not in {c["id"] for c in obj["checks"]}
+
+
+@pytest.mark.parametrize("shape", ["batches", "rows"])
+def test_every_rollout_running_to_the_limit_without_tools_is_a_fixed_length_conversation(
+    tmp_path, capsys, monkeypatch, shape
+):
+    """A MultiTurnEnv of fixed length (two turns, always max_turns_reached): not "ran out of turns"; the
+    local_train metric reads it the same way."""
+    if shape == "rows":
+        monkeypatch.setattr(batches, "msgspec", None)
+    folder = _game_rollouts(
+        write_classic_run(tmp_path / "f", mixed_run(20, 4)), lambda i: "max_turns_reached", lambda i: 2
+    )
+    obj = check_tool(capsys, "--results", folder)
+    counts = obj["data"]["counts"]
+    assert counts["turn_limited"] == 0 and counts["fixed_length"] == 80, counts
+    check = next(c for c in obj["checks"] if c["id"] == "turn-limit")
+    assert check["status"] == "pass" and "fixed length" in check["message"], check
+    from types import SimpleNamespace
+
+    from vlab.train.trainer import turn_limited_share
+
+    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    rollouts = [SimpleNamespace(stop_condition=r["stop_condition"], completion=r["completion"]) for r in rows]
+    assert turn_limited_share(rollouts) == 0.0
+    rollouts[0] = SimpleNamespace(stop_condition="game_solved", completion=rollouts[0].completion[:1])
+    assert turn_limited_share(rollouts) == 79 / 80  # one finished game: the others were cut short
+
+
+@pytest.mark.parametrize("shape", ["batches", "rows"])
+def test_a_final_answer_on_the_last_allowed_turn_is_not_a_turn_limit_stop(tmp_path, capsys, monkeypatch, shape):
+    """0.3.1 checks stop conditions in name order: an answer on the last allowed turn reads max_turns_reached
+    (before no_tools_called); the rollout was over, so it is not counted."""
+    if shape == "rows":
+        monkeypatch.setattr(batches, "msgspec", None)
+    folder = _tool_rollouts(write_classic_run(tmp_path / "run", mixed_run(20, 4)), lambda i: "max_turns_reached")
+    results = folder / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    for i, row in enumerate(rows):
+        if i % 2:  # the last turn is the answer, not a call
+            row["completion"][-1] = {"role": "assistant", "content": "\\boxed{2}"}
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    obj = check_tool(capsys, "--results", folder)
+    assert obj["data"]["counts"]["turn_limited"] == 40, obj["data"]["counts"]
+
+
+def test_v1_multi_turn_traces_without_tools_stopped_by_max_turns_are_counted(tmp_path, capsys):
+    """verifiers 0.4.0: the agent's max_turns refuses the next turn and becomes the trace's stop_condition
+    "max_turns" (verifiers/v1/session.py RolloutLimits); a game's moves are sampled nodes without tool calls."""
+    folder = write_v1_run(tmp_path / "v1", mixed_run(20, 4))
+    path = folder / "traces.jsonl"
+    episodes = [json.loads(line) for line in path.read_text().splitlines()]
+    for k, ep in enumerate(episodes):
+        for trace in ep["traces"]:
+            sampled = next(n for n in trace["nodes"] if n.get("sampled"))
+            if k % 4:  # three more moves, each after the game's reply
+                for t in range(3):
+                    trace["nodes"].append({"message": {"role": "user", "content": "no"}, "sampled": False})
+                    trace["nodes"].append(dict(sampled, message={"role": "assistant", "content": f"move {t}"}))
+                trace["stop_condition"] = "max_turns"
+            else:  # one turn stopped by max_turns=1: a single-turn taskset, truncated not out of turns
+                trace["stop_condition"] = "max_turns"
+    path.write_text("".join(json.dumps(ep) + "\n" for ep in episodes))
+    obj = check_tool(capsys, "--results", folder)
+    counts = obj["data"]["counts"]
+    assert counts["turn_limited"] == 60 and counts["truncated"] == 20, counts
+    assert status(obj, "turn-limit") == "fail"
+
+
 def test_duplicated_rows_in_a_classic_run(tmp_path, capsys):
     folder = write_classic_run(tmp_path / "run", mixed_run(20, 4))
     results = folder / "results.jsonl"

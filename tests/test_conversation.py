@@ -30,7 +30,15 @@ ROWS = [
         "answer": "It takes 2 / 2 = 1 bolt of white fiber, so 2 + 1 = 3 bolts in total.\n#### 3",
     },
 ]
-OPTS = SimpleNamespace(correct_threshold=0.5, timeout=10.0, concurrency=8, gold_template=None)
+OPTS = SimpleNamespace(
+    correct_threshold=0.5,
+    timeout=10.0,
+    concurrency=8,
+    gold_template=None,
+    seq_len=None,
+    max_tokens=None,
+    tokenizer=None,
+)
 
 V1_CALL = "return 1.0 if given is not None and gold is not None and given == gold else 0.0"
 V1_PLANTS = {
@@ -185,10 +193,10 @@ def _write(folder: Path, template: str, module: str, name: str, edits) -> tuple[
     return path, data
 
 
-def _checks(path: Path, data: Path) -> dict[str, tuple[str, str]]:
-    env = load_env(str(path), {"dataset_path": str(data)})
+def _checks(path: Path, data: Path, args: dict | None = None, **opts) -> dict[str, tuple[str, str]]:
+    env = load_env(str(path), {"dataset_path": str(data), **(args or {})})
     result = Result("test_reward")
-    conversation_checks(result, env, env.rows(2), env.format_hints(), OPTS)
+    conversation_checks(result, env, env.rows(2), env.format_hints(), SimpleNamespace(**{**vars(OPTS), **opts}))
     return {c.id: (c.status, c.message) for c in result.checks}
 
 
@@ -302,3 +310,104 @@ def test_tool_templates_accept_numeric_spellings_and_bound_the_calculator(tmp_pa
 
 def _operators(text: str) -> str:
     return text[text.index("_OPERATORS = ") : text.index("MAX_EXPRESSION = ")]
+
+
+# -- the token budget of a rollout against --seq-len (reward/budget.py, train/turns.py) -------------
+
+
+def _budget_cases(path: Path, data: Path, turn_args: dict) -> None:
+    """No --seq-len: skipped, saying what to pass; a seq_len that cannot hold a call and an answer fails;
+    one that holds two turns but not the turn limit's six warns; a large one passes. The turn limit is the
+    environment's own (no max_turns argument), read from the loaded environment."""
+    skip = _checks(path, data)["token_budget"]
+    assert skip[0] == "skip" and "--seq-len" in skip[1], skip
+    status, message = _checks(path, data, seq_len=300, max_tokens=128)["token_budget"]
+    assert (
+        status == "fail"
+        and "one tool call (or environment reply) and an answer" in message
+        and "characters per token" in message
+    ), message
+    status, message = _checks(path, data, seq_len=600, max_tokens=128)["token_budget"]
+    assert status == "warn" and "max_turns=6" in message and "about" in message, message
+    status, message = _checks(path, data, seq_len=8192, max_tokens=512)["token_budget"]
+    assert status == "pass" and "max_turns=6" in message, message
+    # the argument's limit is what the environment runs with
+    status, message = _checks(path, data, turn_args, seq_len=8192, max_tokens=512)["token_budget"]
+    assert status == "warn" and "max_turns=40" in message, message
+
+
+@pytest.mark.v1
+def test_v1_token_budget_against_seq_len(tmp_path):
+    path, data = _write(tmp_path, "v1-multiturn-tool", "v1_multiturn_tool", "v1_budget", [])
+    _budget_cases(path, data, {"task": {"max_turns": 40}})
+
+
+@pytest.mark.classic
+def test_classic_token_budget_against_seq_len(tmp_path):
+    path, data = _write(tmp_path, "classic-multiturn-tool", "classic_multiturn_tool", "classic_budget", [])
+    _budget_cases(path, data, {"max_turns": 40})
+
+
+@pytest.mark.v1
+def test_token_budget_counts_with_a_tokenizer_when_one_is_given(tmp_path):
+    """A tokenizer saved to a folder (the tiny character-level one: a token per character) counts the tokens;
+    one that is not available offline falls back to the estimate and says so."""
+    pytest.importorskip("transformers")
+    from vlab.train.tiny import make_tokenizer
+
+    folder = tmp_path / "tok"
+    make_tokenizer().save_pretrained(folder)
+    path, data = _write(tmp_path, "v1-multiturn-tool", "v1_multiturn_tool", "v1_budget_tok", [])
+    by_chars = _checks(path, data, seq_len=8192, max_tokens=64, tokenizer=str(folder))["token_budget"]
+    estimate = _checks(path, data, seq_len=8192, max_tokens=64)["token_budget"]
+    assert f"the tokenizer {str(folder)!r}" in by_chars[1], by_chars
+    prompt = lambda m: int(m.split("prompt ")[1].split(",")[0])  # noqa: E731
+    assert prompt(by_chars[1]) > prompt(estimate[1]), (by_chars, estimate)  # 1 char per token vs 3
+    missing = _checks(path, data, seq_len=8192, tokenizer=str(tmp_path / "absent"))["token_budget"]
+    assert "characters per token" in missing[1] and "not available offline" in missing[1], missing
+
+
+@pytest.mark.v1
+def test_token_budget_uses_the_turns_the_environment_allows_and_names_a_missing_limit(tmp_path):
+    """A stop that ignores task.max_turns: the turns the scripted rollouts were allowed count, not the declared 6;
+    no stop at all: the budget names the missing limit (and turn_limit fails)."""
+    edits = [("return trace.num_turns >= self.config.max_turns", "return trace.num_turns >= 3")]
+    path, data = _write(tmp_path, "v1-multiturn-tool", "v1_multiturn_tool", "v1_budget_own_stop", edits)
+    status, message = _checks(path, data, seq_len=8192, max_tokens=512)["token_budget"]
+    assert status == "pass" and "the 3 turns the scripted rollouts were allowed" in message, message
+    edits = [("return trace.num_turns >= self.config.max_turns", "return False")]
+    path, data = _write(tmp_path, "v1-multiturn-tool", "v1_multiturn_tool", "v1_budget_no_stop", edits)
+    checks = _checks(path, data, seq_len=8192, max_tokens=512)
+    assert checks["token_budget"][0] == "warn" and "no turn limit" in checks["token_budget"][1], checks
+    assert checks["turn_limit"][0] == "fail", checks
+
+
+@pytest.mark.v1
+def test_test_reward_seq_len_end_to_end(tmp_path):
+    path, data = _write(tmp_path, "v1-multiturn-tool", "v1_multiturn_tool", "v1_budget_cli", [])
+    args = json.dumps({"dataset_path": str(data)})
+    run = run_script("test_reward", str(path), "--env-args", args, "--reach-seconds", "0", "--seq-len", "300", "--json")
+    out = assert_result(run.json, "test_reward", 1)
+    failed = {c["id"]: c["message"] for c in out["checks"] if c["status"] == "fail"}
+    assert list(failed) == ["token_budget"] and "seq_len 300" in failed["token_budget"], failed
+    assert out["data"]["environment"]["max_turns"] == 6  # the taskset's own task.max_turns
+    bad = run_script("test_reward", str(path), "--seq-len", "0", "--json")
+    assert bad.returncode == 2, bad
+
+
+@pytest.mark.classic
+def test_classic_multi_turn_env_without_tools_budget_counts_its_replies(tmp_path):
+    """A classic MultiTurnEnv game (max_turns=2, the env's reply between the turns): its own limit and its
+    replies are what the budget holds."""
+    import env_fixtures as fx
+
+    data = fx.write_dataset(tmp_path)
+    env = load_env(str(fx.multiturn_env(tmp_path, "mt_budget_env")), {"dataset_path": str(data)})
+    assert env.capabilities.max_turns == 2 and not env.capabilities.tools
+    result = Result("test_reward")
+    opts = SimpleNamespace(**{**vars(OPTS), "seq_len": 200, "max_tokens": 64})
+    conversation_checks(result, env, env.rows(2), env.format_hints(), opts)
+    budget = next(c for c in result.checks if c.id == "token_budget")
+    assert budget.status == "pass" and "max_turns=2" in budget.message, budget
+    reply = -(-(len("Are you sure? Repeat the answer.")) // 3) + 4  # the env's reply, estimated, with its message
+    assert f"environment reply up to {reply}," in budget.message, budget.message

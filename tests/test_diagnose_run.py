@@ -337,3 +337,50 @@ def test_a_run_whose_rollouts_ran_out_of_turns_is_named(tmp_path, capsys):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     _, obj = call(capsys, "--run", str(out))
     assert "turn-limit" not in {c["id"] for c in obj["checks"]}
+
+
+def _prime_rl_with_stops(
+    tmp_path, name: str, stops: dict[str, float], num_turns_max: float, every: int = 1, num_turns_min: float = 1
+) -> Path:
+    """A prime-rl run whose orchestrator rows carry train/agg/all/agent/stop_condition/<name> shares (prime-rl
+    src/prime_rl/orchestrator/metrics.py, TraceMetrics.to_dict: only the names seen that step) and num_turns."""
+    run = F.write_prime_rl(F.simulate("healthy"), tmp_path / name)
+    path = run / "metrics.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for r in rows:
+        if "train/agg/all/agent/reward/mean" in r:
+            r["train/agg/all/agent/num_turns/max"] = num_turns_max
+            r["train/agg/all/agent/num_turns/min"] = num_turns_min
+            r["train/agg/all/agent/stop_condition/generation_truncated"] = 0.0
+            if r["step"] % every == 0:
+                r.update({f"train/agg/all/agent/stop_condition/{k}": v for k, v in stops.items()})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return run
+
+
+def test_prime_rl_s_turn_limit_stop_conditions_are_read(tmp_path, capsys):
+    # v1 0.4.0: the agent's max_turns ("max_turns") plus a task's own turn stop, summed
+    run = _prime_rl_with_stops(tmp_path, "v1", {"max_turns": 0.4, "turn_limit": 0.3, "agent_completed": 0.3}, 6)
+    code, obj = call(capsys, "--run", str(run))
+    found = checks(obj)
+    assert code == 1 and found["turn-limit"]["status"] == "fail", obj["checks"]
+    finding = next(f for f in obj["data"]["findings"] if f["id"] == "turn-limit")
+    assert "stop_condition/max_turns + " in finding["evidence"]["key"], finding
+    # a name logged only at some steps: the others had none of it (0), so the share is a warning
+    run = _prime_rl_with_stops(tmp_path, "some", {"max_turns": 0.6}, 6, every=2)
+    _, obj = call(capsys, "--run", str(run))
+    assert checks(obj)["turn-limit"]["status"] == "warn", obj["checks"]
+
+
+def test_prime_rl_classic_max_turns_reached_of_single_turn_rollouts_is_not_a_turn_limit(tmp_path, capsys):
+    # a classic SingleTurnEnv (prime-rl 0.8.0 legacy block): every rollout stops with max_turns_reached after one turn
+    run = _prime_rl_with_stops(tmp_path, "single", {"max_turns_reached": 1.0}, 1)
+    _, obj = call(capsys, "--run", str(run))
+    assert "turn-limit" not in checks(obj), obj["checks"]
+    run = _prime_rl_with_stops(tmp_path, "multi", {"max_turns_reached": 0.9}, 8)
+    _, obj = call(capsys, "--run", str(run))
+    assert checks(obj)["turn-limit"]["status"] == "fail", obj["checks"]
+    # every rollout two turns and stopped by the limit: a conversation of fixed length
+    run = _prime_rl_with_stops(tmp_path, "fixed", {"max_turns_reached": 1.0}, 2, num_turns_min=2)
+    _, obj = call(capsys, "--run", str(run))
+    assert "turn-limit" not in checks(obj), obj["checks"]

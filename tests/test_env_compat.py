@@ -238,6 +238,17 @@ def test_environment_tool_defs(classic):
 
 
 @pytest.mark.classic
+@covers("MultiTurnEnv.max_turns")
+def test_multi_turn_env_max_turns(classic):
+    import verifiers as vf
+
+    single, tools, _ = classic
+    with private("MultiTurnEnv.max_turns"):
+        assert isinstance(tools, vf.MultiTurnEnv) and tools.max_turns == 3
+        assert compat.turn_limit(tools) == 3 and compat.turn_limit(single) is None
+
+
+@pytest.mark.classic
 @covers("Environment.init_state")
 def test_environment_init_state(classic):
     single, _, _ = classic
@@ -452,6 +463,23 @@ def test_taskset_bounded(v1):
     with private("Taskset.bounded / Taskset.INFINITE"):
         assert compat.taskset_bounded(taskset) is True
         assert hasattr(taskset, "bounded") or hasattr(taskset, "INFINITE")
+
+
+@pytest.mark.v1
+@covers("Taskset.config.task")
+def test_taskset_config_task(v1):
+    import verifiers.v1 as vf
+
+    _, taskset, _ = v1
+    with private("Taskset.config.task"):
+        assert isinstance(taskset.config.task, vf.TaskConfig)
+        assert compat.taskset_turn_limit(taskset) is None  # the fixture's task config declares no max_turns
+
+        class TurnsConfig(vf.TaskConfig):
+            max_turns: int = 5
+
+        limited = taskset.config.model_copy(update={"task": TurnsConfig()})
+        assert compat.taskset_turn_limit(type("Limited", (), {"config": limited})()) == 5
 
 
 @pytest.mark.v1

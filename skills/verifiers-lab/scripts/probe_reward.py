@@ -58,6 +58,14 @@ the top reward, scored until --reach-seconds runs out (the count probed is repor
 --custom FILE       JSON Lines cases: example_id or question, completion, expected (a
                     number or [min, max]) or min/max, optional function (default: total).
 
+A multi-turn or tool environment is also driven through its own rollout loop by scripted
+conversations with real tool calls (the gold after a tool call, tool echo, paid calls, bad
+arguments, the turn limit, file/code execution, leaks, a slow call). With --seq-len N the
+rollout's token budget is checked on them (token_budget): the prompt with its tool
+definitions and the longest tool output as measured, --max-tokens per model turn; it fails
+when N cannot hold one tool call and an answer, warns when it cannot hold the turn limit's
+worth of turns (the environment's own max_turns, else the turns the scripts saw it allow).
+
 A judge-scored reward (the environment takes judge_base_url, judge_api_key_var and
 judge_model, as the *-judge templates do): --judge stub probes it offline against a
 deterministic weak judge on 127.0.0.1 that obeys instructions it finds outside the
@@ -159,6 +167,26 @@ def build_parser():
     parser.add_argument(
         "--concurrency", type=numbers.integer(1, 1024), default=32, help="rows scored concurrently (default 32)"
     )
+    budget = parser.add_argument_group("multi-turn and tool environments: the token budget of a rollout")
+    budget.add_argument(
+        "--seq-len",
+        type=numbers.integer(1, 10**8),
+        metavar="N",
+        help="the training sequence length (model.seq_len): check that a rollout of the environment's turn limit, "
+        "its prompt, model turns and tool outputs measured on the scripted conversations, fits (token_budget)",
+    )
+    budget.add_argument(
+        "--max-tokens",
+        type=numbers.integer(1, 10**7),
+        metavar="N",
+        help="the most tokens one model turn may take (sampling.max_tokens; default 256, local_train's)",
+    )
+    budget.add_argument(
+        "--tokenizer",
+        metavar="NAME_OR_FOLDER",
+        help="count tokens with this tokenizer (offline, from a folder or the Hugging Face cache); "
+        "without it, or when it is not available offline, an estimate of 3 characters per token",
+    )
     judge = parser.add_argument_group(
         "judge-scored rewards (the environment takes judge_base_url, judge_api_key_var, judge_model)"
     )
@@ -220,6 +248,9 @@ def request(args):
         load_timeout=args.load_timeout,
         rows_out=args.rows_out,
         force=args.force,
+        seq_len=args.seq_len,
+        max_tokens=args.max_tokens,
+        tokenizer=args.tokenizer,
     )
 
 

@@ -252,12 +252,12 @@ def check_truncation(ctx: Context, reward_rising: bool) -> list[Finding]:
 
 
 def check_turn_limit(ctx: Context) -> list[Finding]:
-    """Rollouts the environment's turn limit ended while the model was still calling tools."""
+    """Rollouts the environment's turn limit ended before they were over (mid tool use, a game cut short)."""
     out = _share_check(
         ctx,
         "turn_limited_frac",
         "turn-limit",
-        "ran out of turns: share of rollouts ended by the turn limit mid tool use",
+        "ran out of turns: share of rollouts ended by the turn limit mid tool use or mid game",
         T["turn_limit_high"],
         T["turn_limit_fail"],
         46,

@@ -44,7 +44,16 @@ ALIASES: dict[str, list[str | re.Pattern]] = {
         re.compile(rf"^train/agg/all/{_AGENT}/is_truncated/mean$"),
         "is_truncated/all/mean",
     ],
-    "turn_limited_frac": ["turn_limited_frac"],  # local_train: rollouts the turn limit ended mid tool use
+    "turn_limited_frac": ["turn_limited_frac"],  # local_train: rollouts the turn limit ended before they were over
+    # prime-rl's orchestrator (src/prime_rl/orchestrator/metrics.py, TraceMetrics.stop_conditions) logs each
+    # trace stop condition's share as train/agg/<subset>/<agent>/stop_condition/<name>, only for the names seen
+    # that step. v1 0.4.0: the agent's max_turns refuses the next turn ("max_turns", verifiers/v1/session.py
+    # RolloutLimits); a task's own turn stop is its @vf.stop's name; classic envs (prime-rl <= 0.8.0 legacy
+    # blocks) record max_turns_reached, also after a single-turn reply (hence num_turns_max). Summed in _derive.
+    "stop_max_turns": [re.compile(rf"^train/agg/all/{_AGENT}/stop_condition/max_turns$")],
+    "stop_turn_other": [re.compile(rf"^train/agg/all/{_AGENT}/stop_condition/(?!max_turns$)[^/]*turn[^/]*$")],
+    "num_turns_max": [re.compile(rf"^train/agg/all/{_AGENT}/num_turns/max$")],
+    "num_turns_min": [re.compile(rf"^train/agg/all/{_AGENT}/num_turns/min$")],
     "completion_len": [
         "completion_len_mean",
         re.compile(rf"^train/agg/all/{_AGENT}/num_output_tokens/mean$"),
@@ -294,6 +303,8 @@ def _column(values: list) -> np.ndarray:
 
 def _derive(s: Series) -> None:
     """Fields computed from others when the source has no direct key."""
+    if not s.has("turn_limited_frac") and (s.has("stop_max_turns") or s.has("stop_turn_other")):
+        _turn_stops(s)
     if not s.has("zero_adv_frac") and s.has("solved_none") and s.has("solved_all"):
         s.cols["zero_adv_frac"] = s.col("solved_none") + s.col("solved_all")
         s.keys["zero_adv_frac"] = f"{s.keys['solved_none']} + {s.keys['solved_all']}"
@@ -308,3 +319,27 @@ def _derive(s: Series) -> None:
         # normal approximation; the noise model takes the larger of this and a Bernoulli bound
         s.cols["reward_std"] = (s.col("reward_p90") - s.col("reward_p10")) / 2.563
         s.keys["reward_std"] = "(p90 - p10) / 2.563"
+
+
+def _turn_stops(s: Series) -> None:
+    """prime-rl's turn-limit stop shares as ``turn_limited_frac``: a step that logged rewards but not a
+    stop name had none of it (0); a classic ``max_turns_reached`` at steps whose rollouts all took one
+    turn is a single-turn environment's normal stop, and on every rollout with the same number of turns
+    a conversation of fixed length (as check_reward_distribution reads it): neither is a turn limit."""
+    parts, keys = [], []
+    for name in ("stop_max_turns", "stop_turn_other"):
+        if not s.has(name):
+            continue
+        col = np.nan_to_num(s.col(name).astype(float), nan=0.0)
+        key = s.keys[name]
+        if key.endswith("max_turns_reached") and s.has("num_turns_max"):
+            most, least = s.col("num_turns_max"), s.col("num_turns_min")
+            fixed = (col >= 0.999) & (least == most)  # every rollout ran the same turns to the limit: fixed length
+            col = np.where((most > 1) & ~fixed, col, 0.0)
+        parts.append(col)
+        keys.append(key)
+    total = np.sum(parts, axis=0)
+    if s.has("reward_mean"):
+        total = np.where(np.isfinite(s.col("reward_mean")), total, np.nan)
+    s.cols["turn_limited_frac"] = np.clip(total, 0.0, 1.0)
+    s.keys["turn_limited_frac"] = " + ".join(keys)

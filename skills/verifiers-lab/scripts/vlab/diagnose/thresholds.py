@@ -44,7 +44,11 @@ TABLE: tuple[Threshold, ...] = (
     # length and truncation
     Threshold("truncation_high", 0.5, "truncated share above this while the reward is not rising: warn"),
     Threshold("truncation_fail", 0.3, "truncated share rising to above this: fail"),
-    Threshold("turn_limit_high", 0.1, "share of rollouts that ran out of turns (turn limit, mid tool use): warn above"),
+    Threshold(
+        "turn_limit_high",
+        0.1,
+        "share of rollouts that ran out of turns (cut by the turn limit mid tool use or mid game): warn above",
+    ),
     Threshold("turn_limit_fail", 0.5, "... fail above (most rollouts ran out of turns)"),
     Threshold("length_explode", 2.0, "completion length: last/first window median ratio above this"),
     Threshold("length_collapse", 0.5, "completion length: last/first window median ratio below this"),

@@ -144,6 +144,7 @@ class Environment(ABC):
             "name": self.name,
             "verifiers_version": self.verifiers_version,
             "multiturn": self.capabilities.multi_turn,
+            "max_turns": self.capabilities.max_turns,
             "reward_functions": [
                 {"name": f.name, "weight": f.weight, "group": f.is_group} for f in self.reward_functions
             ],

@@ -85,6 +85,7 @@ class ClassicEnvironment(Environment):
             tools=compat.has_tools(env),
             rollout_loop=True,
             silent_reward_errors=True,
+            max_turns=compat.turn_limit(env) if multi_turn else None,
         )
         return self
 

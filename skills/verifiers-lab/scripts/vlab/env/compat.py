@@ -85,6 +85,18 @@ def has_tools(env: Any) -> bool:
     return bool(getattr(env, "tool_defs", None))
 
 
+@_uses(CLASSIC, "MultiTurnEnv.max_turns")
+def turn_limit(env: Any) -> int | None:
+    """A classic multi-turn environment's turn limit (``max_turns``, set by ``MultiTurnEnv(max_turns=...)``
+    and checked by its ``max_turns_reached`` stop); None for no limit (-1, 0) or a single-turn env."""
+    import verifiers as vf
+
+    value = getattr(env, "max_turns", None)
+    if isinstance(env, vf.SingleTurnEnv) or not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        return None
+    return value
+
+
 @_uses(CLASSIC, "Environment.init_state")
 async def init_state(env: Any, row: dict, client: Any, model: str) -> Any:
     """A fresh rollout state for a dataset row (verifiers deep-copies the row)."""
@@ -259,6 +271,16 @@ def taskset_class(module: Any) -> type:
 def taskset_bounded(taskset: Any) -> bool:
     """Whether iterating the taskset ends (0.3.1 has no ``.bounded``, only ``INFINITE``)."""
     return bool(getattr(taskset, "bounded", not getattr(taskset, "INFINITE", False)))
+
+
+@_uses(V1, "Taskset.config.task")
+def taskset_turn_limit(taskset: Any) -> int | None:
+    """A v1 taskset's turn limit as its task config declares it (``task.max_turns``, the field the pack's
+    tool template and its ``@vf.stop`` read); None when the task config has none. A run's own limit,
+    the agent's ``max_turns`` (``[env.agent]``, verifiers.v1 ``AgentConfig``), is not the taskset's."""
+    task = getattr(getattr(taskset, "config", None), "task", None)
+    value = getattr(task, "max_turns", None)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 @_uses(V1, "Task.hooks")

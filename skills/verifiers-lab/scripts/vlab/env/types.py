@@ -26,6 +26,9 @@ class Capabilities:
     # The framework itself swallows an exception inside a reward function and scores 0.0
     # (the classic Rubric); otherwise the whole scoring fails.
     silent_reward_errors: bool = False
+    # The environment's own turn limit (model turns per rollout): classic ``MultiTurnEnv.max_turns``, a v1
+    # taskset's ``task.max_turns``; None when it declares none (or is single-turn).
+    max_turns: int | None = None
 
 
 @dataclass

@@ -75,6 +75,7 @@ class V1Environment(Environment):
             multi_turn=self._loop is not None or broken,
             tools=bool(self._loop and self._loop.servers) or broken,
             rollout_loop=self._loop is not None,
+            max_turns=compat.taskset_turn_limit(self.taskset),
         )
         return self
 

@@ -74,7 +74,10 @@ class Counts:
     judge_errors: int = 0  # errored rollouts whose judge gave no verdict (counted apart from zero rewards)
     judge_refusals: int = 0  # ... whose judge refused
     judge_scored_zero: int = 0  # of judge_errors: not errored, scored 0 with the judge_error metric set (classic)
-    turn_limited: int = 0  # ended by the environment's turn limit while still calling tools
+    turn_limited: int = 0  # ended by the environment's turn limit before it was over
+    # every rollout ran to the turn limit without a tool call: a conversation of fixed length (a game that
+    # no rollout finished shows in its rewards); those are not counted in turn_limited
+    fixed_length: int = 0
 
     def reward_issue_count(self, *kinds: str) -> int:
         return sum(n for kind, n in self.reward_issues if kind in kinds)
@@ -87,6 +90,7 @@ class Counts:
             "errored": self.errored,
             "truncated": self.truncated,
             "turn_limited": self.turn_limited,
+            "fixed_length": self.fixed_length,
             "empty_completions": self.empty_completions,
             "near_empty_completions": self.near_empty_completions,
             "completion_length_known": self.completion_length_known,
@@ -250,10 +254,13 @@ def analyse(
     example = cols.example_group_codes()
     prompt = as_numpy(cols.prompt, np.int32)
     errored = as_numpy(cols.errored, np.int8).astype(bool)
-    stops = as_numpy(cols.truncated, np.int8)  # 1: truncated, 2: ended by the turn limit mid tool use
+    stops = as_numpy(cols.truncated, np.int8)  # 1: truncated, 2: ended by the turn limit before it was over
     truncated, turn_limited = stops == 1, stops == 2
     chars = as_numpy(cols.chars, np.int32)
     tools = as_numpy(cols.tool_calls, np.int32)
+    fixed_length = 0
+    if n and turn_limited.any() and not (tools[turn_limited] > 0).any() and (turn_limited | errored).all():
+        fixed_length, turn_limited = int(turn_limited.sum()), np.zeros_like(turn_limited)
     group, grouping = _grouping(source, cols, example, prompt)
 
     empty = (chars == 0) & (tools == 0)
@@ -270,6 +277,7 @@ def analyse(
         errored=int(errored.sum()),
         truncated=int(truncated.sum()),
         turn_limited=int(turn_limited.sum()),
+        fixed_length=fixed_length,
         empty_completions=int(empty.sum()),
         near_empty_completions=int(near_empty.sum()),
         completion_length_known=int((chars >= 0).sum()),

@@ -28,7 +28,7 @@ from vlab.evals.fields import (
     reward_value,
     score_value,
     text_length,
-    turn_limit_stop,
+    turn_limited,
 )
 from vlab.evals.read import EvalRow, ReadStats, classic_rows
 from vlab.evals.source import CLASSIC, EvalSource
@@ -170,7 +170,7 @@ def _fast_batch(
         truncated = [t or r.stop_condition in CLASSIC_TRUNCATING for t, r in zip(truncated, rows)]
     chars, calls = _completion_sizes(list(map(attrgetter("completion"), rows)))
     if any(isinstance(s, str) and "turn" in s.lower() for s in stops):  # 2: the turn limit (see Columns)
-        turned = [turn_limit_stop(r.stop_condition, c) for r, c in zip(rows, calls)]
+        turned = [turn_limited(r.stop_condition, c, r.completion) for r, c in zip(rows, calls)]
         truncated = [2 if tl else int(t) for t, tl in zip(truncated, turned)]
     if lines is None:  # 0.3.x: a rollout is identified by its example and start time (as read.classic_rows)
         timings = list(map(attrgetter("timing"), rows))

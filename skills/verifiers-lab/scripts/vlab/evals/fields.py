@@ -25,12 +25,50 @@ MISSING_MS = msgspec.UNSET if msgspec is not None else MISSING  # the same, for 
 CLASSIC_TRUNCATING = ("length", "max_tokens", "max_tokens_reached")
 
 
-def turn_limit_stop(stop: Any, tool_calls: int) -> bool:
-    """A rollout the environment's turn limit ended while the model was still calling tools (classic
-    ``max_turns_reached``, v1 ``max_turns`` or a task's own ``@vf.stop`` on its turns). A single-turn
-    environment's rollouts end with ``max_turns_reached`` after their one reply, without a tool call:
-    they are not counted."""
-    return isinstance(stop, str) and "turn" in stop.lower() and tool_calls > 0
+def turn_limit_stop(stop: Any, tool_calls: int, turns: int = 0, last_calls: bool = True) -> bool:
+    """A rollout the environment's turn limit ended before it was over. The stop names a turn limit
+    (classic ``max_turns_reached``, v1 ``max_turns``, a task's own ``@vf.stop`` on its turns) and:
+
+    - a tool rollout (``tool_calls`` > 0): the model's last turn still called a tool. Classic
+      environments check their stop conditions in name order, so a final answer given on the last
+      allowed turn reads ``max_turns_reached`` too (before ``no_tools_called``): not counted.
+    - a rollout without tool calls: the model took more than one turn (``turns``), a multi-turn game
+      (``MultiTurnEnv``, a v1 multi-turn taskset) cut at its limit. A single-turn environment's one
+      reply also ends with ``max_turns_reached``: not counted.
+    """
+    if not (isinstance(stop, str) and "turn" in stop.lower()):
+        return False
+    return last_calls if tool_calls > 0 else turns > 1
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def turn_limited(stop: Any, tool_calls: int, completion: Any) -> bool:
+    """``turn_limit_stop`` of a completion, its turns counted only when they can decide (a turn-limit stop;
+    a single message without tool calls, a single-turn environment's every row, is one turn at most)."""
+    if not (isinstance(stop, str) and "turn" in stop.lower()):
+        return False
+    if not tool_calls and (not isinstance(completion, list) or len(completion) < 2):
+        return False
+    return turn_limit_stop(stop, tool_calls, *completion_turns(completion))
+
+
+def completion_turns(completion: Any) -> tuple[int, bool]:
+    """(model turns, whether the last one called a tool) of a completion: message dicts or structs
+    with ``role``/``tool_calls``; a string is one turn."""
+    if isinstance(completion, str):
+        return 1, False
+    if not isinstance(completion, list):
+        return 0, False
+    turns, last = 0, False
+    for msg in completion:
+        role = msg.get("role", "assistant") if isinstance(msg, dict) else getattr(msg, "role", None)
+        if role == "assistant":
+            turns += 1
+            last = bool(_field(msg, "tool_calls"))
+    return turns, last
 
 
 def is_missing(v: Any) -> bool:

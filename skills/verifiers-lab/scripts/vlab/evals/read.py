@@ -38,6 +38,7 @@ from vlab.evals.fields import (
     reward_value,
     text_length,
     turn_limit_stop,
+    turn_limited,
 )
 from vlab.evals.source import CLASSIC, V1_TRACES, V1_VALIDATE, EvalSource, detect_shape
 
@@ -59,7 +60,7 @@ class EvalRow:
     row_key: int | None  # identity for duplicate detection
     prompt_key: int | None  # prompt fingerprint (checks that ids identify prompts)
     line: int
-    turn_limited: bool = False  # the turn limit ended it mid tool use (counted apart from truncated)
+    turn_limited: bool = False  # the turn limit ended it before it was over (counted apart from truncated)
     answer: str | None = None  # the completion's final answer, when the reader was given ``answer_of``
     gold: Any = None  # the row's gold answer (classic ``answer``, v1 ``task.data.answer``), with ``answer_of``
 
@@ -254,7 +255,7 @@ def classic_rows(
                     scores[name] = x
         completion = row.completion
         chars, calls = completion_size(None if is_missing(completion) else completion)
-        turned = turn_limit_stop(row.stop_condition, calls)
+        turned = turn_limited(row.stop_condition, calls, None if is_missing(completion) else completion)
         truncated = (row.is_truncated is True or row.stop_condition in CLASSIC_TRUNCATING) and not turned
         answer = gold = None
         if answer_of is not None:
@@ -418,13 +419,11 @@ def _trace_row(trace: Any, example: Any, episode: Any, ep_error: str | None, raw
         reward = None
     elif not scores:
         reward, issue = None, ("null" if unscored else "missing")
-    metrics = {}
     raw_metrics = _get(trace, "metrics") or {}
-    for name, value in raw_metrics.items() if isinstance(raw_metrics, dict) else ():
-        x = number(value)
-        if x is not None:
-            metrics[name] = x
-    chars = calls = 0
+    values = ((name, number(v)) for name, v in (raw_metrics.items() if isinstance(raw_metrics, dict) else ()))
+    metrics = {name: x for name, x in values if x is not None}
+    chars = calls = turns = 0
+    last_calls = False
     sampled = []
     for node in _get(trace, "nodes") or []:
         if not _get(node, "sampled", False):
@@ -434,10 +433,12 @@ def _trace_row(trace: Any, example: Any, episode: Any, ep_error: str | None, raw
             sampled.append(message)
         chars += text_length(_get(message, "content"))
         tc = _get(message, "tool_calls")
+        turns += 1
+        last_calls = bool(tc)
         if tc:
             calls += len(tc) if isinstance(tc, list) else 1
     stop = _get(trace, "stop_condition")
-    turned = turn_limit_stop(stop, calls)
+    turned = turn_limit_stop(stop, calls, turns, last_calls)
     truncated = stop in _V1_TRUNCATING and not turned
     if not truncated and not turned:
         last = next((c for c in reversed(_get(trace, "calls") or []) if _get(c, "error") is None), None)

@@ -33,7 +33,8 @@ class Thresholds:
 
     max_truncated: more than this share of truncated rollouts blocks training (their rewards measure the token
     budget, not the task); warn_truncated: more than this warns. max_turn_limited: more than this share of
-    rollouts ended by the environment's turn limit while still calling tools blocks training ("ran out of
+    rollouts ended by the environment's turn limit before they were over (still calling tools, a multi-turn
+    game cut short) blocks training ("ran out of
     turns": their rewards measure the turn limit); warn_turn_limited: more than this warns. group_gain: a group size is recommended when
     doubling it would add fewer than this share of groups whose rewards differ (the table's own figures).
     same_answer_groups: from this share of groups whose rollouts all give the same answer, say so;
@@ -60,8 +61,8 @@ class Thresholds:
     max_turn_limited: float = _option(
         0.5,
         "share",
-        "share of rollouts ended by the turn limit while still calling tools above which training is blocked "
-        "({default})",
+        "share of rollouts ended by the turn limit before they were over (mid tool use, a game cut short) "
+        "above which training is blocked ({default})",
     )
     warn_turn_limited: float = _option(0.1, "share", "share of rollouts ended by the turn limit that warns ({default})")
     group_gain: float = _option(
@@ -273,24 +274,31 @@ def judge(a: Analysis, th: Thresholds, result: Result) -> list[str]:
     elif n:
         result.passed("truncation", f"{c.truncated} of {n} rollouts truncated")
 
-    # The turn limit: a rollout it ended mid tool use scores the limit, not the task.
+    # The turn limit: a rollout it ended before it was over (mid tool use, a game cut short) scores the limit.
     turned = c.turn_limited / n if n else 0.0
     if turned > th.max_turn_limited:
         fail(
             "turn-limit",
-            f"ran out of turns: {turned:.0%} of rollouts were ended by the environment's turn limit while still "
-            f"calling tools (more than {th.max_turn_limited:.0%}); their rewards measure the turn limit, not the task",
-            "raise max_turns (classic vf.ToolEnv / the task's turn-limit stop) if the model needs more tool calls, "
-            "or fix the tool or prompt that keeps it calling; re-run the eval (threshold: --max-turn-limited)",
+            f"ran out of turns: {turned:.0%} of rollouts were ended by the environment's turn limit before they were "
+            f"over (still calling tools, or a multi-turn game cut at its limit; more than {th.max_turn_limited:.0%}); "
+            "their rewards measure the turn limit, not the task",
+            "raise max_turns (classic vf.ToolEnv/MultiTurnEnv, the task's turn-limit stop, v1 agent max_turns) if the "
+            "model needs more turns, or fix the tool or prompt that keeps it going; re-run the eval (threshold: --max-turn-limited)",
         )
     elif turned > th.warn_turn_limited:
         result.warn(
             "turn-limit",
-            f"{turned:.0%} of rollouts ran out of turns (ended by the turn limit while still calling tools)",
+            f"{turned:.0%} of rollouts ran out of turns (ended by the turn limit before they were over)",
             "look at those rollouts: a tool that never satisfies the model, or too few turns",
         )
     elif c.turn_limited:
         result.passed("turn-limit", f"{c.turn_limited} of {n} rollouts ran out of turns")
+    elif c.fixed_length:
+        result.passed(
+            "turn-limit",
+            f"every rollout ({c.fixed_length}) ran to the turn limit without a tool call: read as a conversation of "
+            "fixed length, not as rollouts cut short (a game that no rollout finished shows in its rewards)",
+        )
 
     # Duplicates.
     if c.duplicate_rows:

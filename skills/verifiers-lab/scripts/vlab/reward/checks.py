@@ -67,6 +67,9 @@ class TestRewardRequest:
     judge: JudgeSettings = field(default_factory=JudgeSettings)  # --judge stub / --judge-base-url (reward.judge)
     rows_out: str | None = None  # JSON Lines file for every row a dataset or prompt check names
     force: bool = False  # replace rows_out when it exists
+    seq_len: int | None = None  # --seq-len: the rollout token budget of a multi-turn/tool environment (reward.budget)
+    max_tokens: int | None = None  # --max-tokens: tokens per model turn (None: budget.TURN_TOKENS)
+    tokenizer: str | None = None  # --tokenizer: count tokens with it (else budget.CHARS_PER_TOKEN)
 
     def __post_init__(self) -> None:
         if not self.env:
@@ -93,6 +96,10 @@ class TestRewardRequest:
             raise UsageError("--reach-seconds must be 0 (skip the pass over the dataset) or more")
         if self.rows_out:
             ensure_writable(self.rows_out, self.force)  # refused before the environment loads
+        for name in ("seq_len", "max_tokens"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise UsageError(f"--{name.replace('_', '-')} must be a whole number of tokens, at least 1")
         if self.skip_probes and not (self.completions or self.custom):
             raise UsageError("--no-probes leaves nothing to score", hint="add --completions FILE or --custom FILE")
 

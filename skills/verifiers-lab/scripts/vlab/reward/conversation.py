@@ -30,6 +30,7 @@ from typing import Any
 
 from vlab.core.result import Result
 from vlab.env import Environment, Reply, Row
+from vlab.reward import budget
 from vlab.reward import probes as rp
 
 CONVERSATION_ROWS = 2  # rows the scripts run on (each script is a few cheap turns)
@@ -147,6 +148,7 @@ def conversation_checks(result: Result, env: Environment, rows: list[Row], hints
         result.skip("conversation", "no probed row has a gold answer to script conversations with")
         return
     threshold = opts.correct_threshold
+    env = _Recorder(env)  # keeps every tool output and environment reply, for the token budget
     data: dict[str, Any] = {"multi_turn": caps.multi_turn, "tools": [], "rows": []}
     result.data["conversation"] = data
     # the tools the environment offers, as the model sees them
@@ -287,8 +289,33 @@ def conversation_checks(result: Result, env: Environment, rows: list[Row], hints
             result.fail(check, "; ".join(findings[check][:2]), hints_by_check[check])
         elif tools or check == "turn_limit":
             result.passed(check, text)
+    budget.token_budget_check(
+        result,
+        rows,
+        tools,
+        env.outputs,
+        [r.get("turns_until_stop") if r.get("turn_limit_met") else None for r in data["rows"]],
+        caps,
+        opts,
+    )
     if tools and slow_rows and hasattr(env, "incidents"):
         _slow(result, env, slow_rows[0], tools[0])
+
+
+class _Recorder:
+    """The environment, keeping the text of every tool output and environment reply its rollouts hold."""
+
+    def __init__(self, env: Environment) -> None:
+        self._env = env
+        self.outputs: list[str] = []
+
+    def rollout_sync(self, row: Row, generate, sampling_args: dict | None = None, timeout: float = 10.0):
+        out = self._env.rollout_sync(row, generate, sampling_args, timeout)
+        self.outputs += [str(m.get("content") or "") for m in out.completion if m.get("role") in ("tool", "user")]
+        return out
+
+    def __getattr__(self, name: str):
+        return getattr(self._env, name)
 
 
 def _gold_format(env: Environment, row: Row, gold: str, hints, opts) -> str:
@@ -313,6 +340,7 @@ def _turn_limit(env, row, tool, calls, gold_text, opts, record, bad, passed) -> 
     out = env.rollout_sync(row, script, timeout=opts.timeout)
     turns = _assistant_turns(out.completion)
     record["turns_until_stop"] = turns
+    record["turn_limit_met"] = script.sent <= NEVER_STOP_CAP
     record["stop_condition"] = out.stop_condition
     if script.sent > NEVER_STOP_CAP:
         if tool is None:

@@ -37,15 +37,20 @@ class Accepted:
     names: set[str] | None  # None: anything goes (**kwargs)
 
 
-def accepted_args(spec: str) -> Accepted:
-    """What the environment at `spec` accepts; raises ImportError/UsageError when it cannot be imported here."""
+def _import(spec: str):
+    """(module, its name) of the environment at `spec`; raises when it cannot be imported here."""
     from vlab.env.locate import locate
 
     located = locate(spec)
     if located.search_path and located.search_path not in sys.path:
         sys.path.insert(0, located.search_path)
     with contextlib.redirect_stdout(sys.stderr):  # a print at import time must not break --json
-        module = importlib.import_module(located.module_name)
+        return importlib.import_module(located.module_name), located.module_name
+
+
+def accepted_args(spec: str) -> Accepted:
+    """What the environment at `spec` accepts; raises ImportError/UsageError when it cannot be imported here."""
+    module, module_name = _import(spec)
     load = getattr(module, "load_environment", None)
     if callable(load):
         params = inspect.signature(load).parameters.values()
@@ -54,7 +59,7 @@ def accepted_args(spec: str) -> Accepted:
         return Accepted("load_environment", {p.name for p in params})
     import verifiers.v1 as vf
 
-    config = vf.taskset_config_type(located.module_name)
+    config = vf.taskset_config_type(module_name)
     if config.model_config.get("extra") == "allow":
         return Accepted(f"taskset config {config.__name__}", None)
     return Accepted(f"taskset config {config.__name__}", set(config.model_fields) - {"id"})
@@ -83,3 +88,23 @@ def check_env_args(spec: str, args: dict[str, Any], flag: str = "--env-arg") -> 
             hint="it takes: " + (", ".join(sorted(accepted.names)) or "no arguments"),
         )
     return f"{spec}: arguments {', '.join(sorted(args))} match its {accepted.kind}"
+
+
+def declared_turn_limit(spec: str) -> int | None:
+    """The environment's own turn limit, for a run that names no ``max_turns``, read without loading rows:
+    a classic ``load_environment``'s ``max_turns`` default, a v1 taskset config's ``task.max_turns``
+    default. None when it declares none or cannot be imported here (a hand-off written for another machine)."""
+    try:
+        module, module_name = _import(spec)
+        load = getattr(module, "load_environment", None)
+        if callable(load):
+            param = inspect.signature(load).parameters.get("max_turns")
+            value = None if param is None else param.default
+        else:
+            import verifiers.v1 as vf
+
+            task = vf.taskset_config_type(module_name).model_fields.get("task")
+            value = getattr(task.default if task is not None else None, "max_turns", None)
+    except (Exception, SystemExit):  # noqa: BLE001 - user code at import time: the budget check is skipped
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

@@ -115,10 +115,15 @@ def run_local_train(request: LocalTrainRequest, result: Result) -> None:
         check_args(cfg, result)
     from vlab.train.plan import seq_len
     from vlab.train.primerl_map import seq_len as prime_rl_seq_len
-    from vlab.train.turns import check_turn_budget
+    from vlab.train.turns import check_turn_budget, max_turns
 
     budget = prime_rl_seq_len(cfg) if request.engine == "prime-rl" else seq_len(cfg)
-    check_turn_budget(cfg.env.args, cfg.sampling.max_completion_tokens, budget, result)
+    declared = None
+    if cfg.env.id and max_turns(cfg.env.args) is None:  # the environment's own limit when no argument names one
+        from vlab.train.envargs import declared_turn_limit
+
+        declared = declared_turn_limit(cfg.env.id)
+    check_turn_budget(cfg.env.args, cfg.sampling.max_completion_tokens, budget, result, declared)
     if request.engine == "prime-rl":
         from vlab.train.primerl import run_prime_rl
 

@@ -32,7 +32,7 @@ from vlab.core import secrets
 from vlab.core.files import WRITE_ERRNOS, write_fault
 from vlab.core.invocation import command
 from vlab.core.result import ToolError, UsageError
-from vlab.evals.fields import completion_size, turn_limit_stop
+from vlab.evals.fields import completion_size, turn_limited
 from vlab.train.config import TrainConfig
 from vlab.train.loss import (
     group_advantages,
@@ -66,6 +66,16 @@ def example_ids_for_step(seed: int, step: int, per_step: int, num_examples: int)
         ids.extend(int(i) for i in perm[offset : offset + take])
         pos += take
     return ids
+
+
+def turn_limited_share(rollouts: list) -> float:
+    """Share of rollouts the turn limit ended before they were over (``evals.fields.turn_limited``); when every
+    rollout ran to the limit without a tool call, a conversation of fixed length, none (as check_reward_distribution)."""
+    calls = [completion_size(r.completion)[1] for r in rollouts]
+    limited = [turn_limited(r.stop_condition, c, r.completion) for r, c in zip(rollouts, calls)]
+    if limited and all(limited) and not any(calls):
+        return 0.0
+    return sum(limited) / max(1, len(rollouts))
 
 
 def entropy_estimate(rollouts: list[Rollout]) -> float | None:
@@ -299,11 +309,8 @@ class Trainer:
             "num_train_sequences": n_seqs,
             "errors": sum(1 for r in rollouts if r.error),
             "truncated_frac": sum(1 for r in rollouts if r.is_truncated) / max(1, len(rollouts)),
-            # rollouts the environment's turn limit ended while the model was still calling tools
-            "turn_limited_frac": sum(
-                1 for r in rollouts if turn_limit_stop(r.stop_condition, completion_size(r.completion)[1])
-            )
-            / max(1, len(rollouts)),
+            # rollouts the environment's turn limit ended before they were over (still calling tools, a game cut short)
+            "turn_limited_frac": turn_limited_share(rollouts),
             "completion_len_mean": float(np.mean([sum(len(t.completion_ids) for t in r.turns) for r in rollouts]))
             if rollouts
             else 0.0,
