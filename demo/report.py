@@ -153,8 +153,12 @@ def render(steps, out: Path, seconds: float, failed=None) -> str:
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>verifiers-lab demo</title>'
         f"<style>{CSS}</style></head><body><h1>verifiers-lab: the v1 road, end to end</h1>"
         f'<p class="sub">{status}. Offline, on CPU, in the project folder <code>{_esc(out / "project")}</code>. '
-        "The training task is a toy (a 0.1M-parameter model learning which colour the reward wants), chosen so a "
-        "run visibly learns in a minute or two on CPU; every other step is what you run on a real environment.</p>"
+        "The training task is a toy, chosen so a run visibly learns in a minute or two on CPU: a 0.1M-parameter "
+        "model learns by RL which colour each of three things is (balanced answers: a constant answer scores 1/3). "
+        "It is warmed up first by supervised steps that teach the answer format and to read the question (boxing "
+        "the thing named, or a colour drawn whatever the thing is: nothing about which colour is right): "
+        "a model this small writes nothing "
+        "parseable without them. Every other step is what you run on a real environment.</p>"
         f"{''.join(blocks)}</body></html>"
     )
 

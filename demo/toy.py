@@ -6,15 +6,19 @@ two, and no real model does that. What is real is the road around it: the datase
 inspect_dataset, new_env writes the v1 classification taskset from the pack's template,
 test_reward proves its reward, and local_train trains on that taskset with its own scoring.
 
-- the task: each row asks the colour of something blue ("What colour is a clear sky?"), label
-  "blue"; one row in 12 asks about something red. Answering blue every time scores 11/12: that is
-  what makes it learnable by a 0.1M-parameter model in a minute (a model this small does not
-  learn, in that time, to read which colour a sentence names). The taskset's reward is 1 when the reply's \\boxed{} label is blue.
+- the task: each row asks the colour of one of three things ("Q1. What colour is this: fire fire ...?"),
+  named eight times (a model this small reads a prompt mostly as the average of its characters); the
+  label is the thing's colour (fire red, lawn green, sky blue). The rows cycle through the things, so
+  the classes are balanced and answering one colour every time scores 1/3. The taskset's reward (the
+  pack's v1-classification template) is 1 when the reply's \\boxed{} label is the row's colour.
 - the model: a ~0.1M-parameter Qwen2-shaped model with a character tokenizer, built in code
   (`vlab.train.tiny`, plus the backslash the template's \\boxed{} needs). A random model never
-  writes \\boxed{...}, so the demo first teaches it the answer *format* only: a few seconds of
-  supervised steps on replies \\boxed{red|green|blue}, the colour drawn at random. Its answers
-  are then at chance (about 1 in 3 right); RL has to learn which colour earns the reward.
+  writes \\boxed{...}, so a warm-up is unavoidable: a few seconds of supervised steps on the
+  taskset's prompts whose replies box either the thing the question names (so the model learns to
+  read it) or a colour drawn at random (the labels' spelling), drawn whatever the thing is: the warm-up carries nothing
+  about which colour is right. Its
+  answers are then below chance (about 1 in 6 right: half its replies box the thing); RL has to
+  learn which colour each thing is.
 - the eval: the base model's rollouts through the taskset's own scoring, written in vf-eval's
   results.jsonl + metadata.json shape (what `vf-eval` would write against an endpoint serving
   this model), for check_reward_distribution.
@@ -36,23 +40,27 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "skills" / "verifiers-lab" / "sc
 if str(SCRIPTS) not in sys.path:
     sys.path.insert(0, str(SCRIPTS))
 
-COLOURS = ["red", "green", "blue"]  # the format lesson's answers; the task's answer is always blue
-THINGS = ["a clear sky", "the deep sea", "a sapphire", "a blueberry", "a bluebird", "cornflowers", "denim", "a glacier"]
-RED_THINGS = ["a ripe tomato", "a fire engine", "a ruby"]
-FORMS = ["What colour is {t}?", "Name the colour of {t}.", "Which colour is {t}?", "{t}: what colour?"]
+COLOURS = ["red", "green", "blue"]  # the three classes, one third of the rows each
+# The lookup the policy has to learn: the thing the question names decides the colour (none of them
+# starts with its colour's letter, so the answer is not a copy of the input).
+THINGS = {"fire": "red", "lawn": "green", "sky": "blue"}
+# The thing is named eight times: a 0.1M-parameter model reads a prompt mostly as the average of its
+# characters, and one word in the template's long system prompt would be too faint a signal to learn in a
+# minute or two; repeated, it is most of the user's message.
+FORM = "Q{i}. What colour is this: {t}?"
+REPEAT = 8
 MAX_COMPLETION_TOKENS = 16  # "\boxed{green}" is 13 characters, then the end-of-turn token
 TEMPERATURE = 1.0  # the baseline eval, the training and its final eval sample alike
 
 
-def make_rows(n: int, seed: int = 3) -> list[dict]:
-    """`n` rows {"text", "label"}: a question about something blue, and "blue"; every 12th row asks
-    about something red (the template needs two labels at least)."""
-    rng = random.Random(seed)
+def make_rows(n: int) -> list[dict]:
+    """`n` rows {"text", "label"}: a question about one of THINGS and its colour; the things cycle, so
+    each colour is the answer of one row in three (answering one colour every time scores 1/3)."""
+    things = list(THINGS)
     rows = []
     for i in range(n):
-        red = i % 12 == 11
-        text = rng.choice(FORMS).format(t=rng.choice(RED_THINGS if red else THINGS))
-        rows.append({"text": f"{text[0].upper()}{text[1:]} (#{i + 1})", "label": "red" if red else "blue"})
+        thing = things[i % len(things)]
+        rows.append({"text": FORM.format(i=i + 1, t=" ".join([thing] * REPEAT)), "label": THINGS[thing]})
     return rows
 
 
@@ -101,9 +109,18 @@ def _prompts(env: str, env_args: dict) -> list[list[int]]:
             close()
 
 
+def _thing(prompt: list[dict]) -> str:
+    """The thing the row's question names (its last user message holds one of THINGS)."""
+    text = prompt[-1]["content"]
+    return next(t for t in THINGS if t in text)
+
+
+COPY_SHARE = 0.5
+
+
 def build_base_model(folder: Path, env: str, env_args: dict, steps: int = 120, seed: int = 0) -> dict:
     """Write the base model to `folder`: a tiny random model taught the \\boxed{<colour>} format on
-    the taskset's prompts, each target colour drawn at random (so it learns the format, not the task)."""
+    the taskset's prompts, boxing the thing named or a colour drawn at random (the format and reading, not the task)."""
     import torch
 
     from vlab.train import tiny
@@ -114,14 +131,17 @@ def build_base_model(folder: Path, env: str, env_args: dict, steps: int = 120, s
     rng = random.Random(seed)
     tok = make_tokenizer()
     model = tiny.make_model(tok, hidden_size=64, layers=2, heads=4, seed=seed)
-    prompts = [(render_chat(tok, p), label) for p, label in _prompts(env, env_args)]
+    prompts = [(render_chat(tok, p), _thing(p)) for p, _label in _prompts(env, env_args)]
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
     losses = []
     for _ in range(steps):
         ids, labels = [], []
-        for p, _label in rng.sample(prompts, min(16, len(prompts))):
-            target = tok.encode("\\boxed{" + rng.choice(COLOURS) + "}", add_special_tokens=False) + [tok.eos_token_id]
+        for p, thing in rng.sample(prompts, min(16, len(prompts))):
+            # half the replies box the thing the question names (the model learns to read it), half a colour
+            # drawn at random whatever the thing is (the labels' spelling): nothing about which colour is right
+            word = thing if rng.random() < COPY_SHARE else rng.choice(COLOURS)
+            target = tok.encode("\\boxed{" + word + "}", add_special_tokens=False) + [tok.eos_token_id]
             ids.append(p + target)
             labels.append([-100] * len(p) + target)
         width = max(map(len, ids))

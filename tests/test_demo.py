@@ -56,7 +56,28 @@ def test_demo_runs_the_v1_road_learns_and_writes_the_page(tmp_path):
     # The toy run learned: the final eval of the trained model reaches >= 0.8 of the toy's maximum (1).
     evals = sorted((out / "project" / "outputs" / "local-train" / "evals").glob("*/*/metadata.json"))
     assert len(evals) == 1
-    assert json.loads(evals[0].read_text())["avg_reward"] >= 0.8
+    learned = json.loads(evals[0].read_text())["avg_reward"]
+    assert learned >= 0.8
+    # ... far above what a constant answer scores: the classes are balanced and the input decides the answer.
+    rows = [json.loads(x) for x in (out / "project" / "data" / "train.jsonl").read_text().splitlines()]
+    labels = [r["label"] for r in rows]
+    constant = max(labels.count(c) for c in set(labels)) / len(labels)
+    assert len(set(labels)) == 3 and constant <= 0.34 and learned - constant >= 0.4, (learned, constant)
+    by_text = {}
+    for r in rows:  # the answer is a function of the thing the question names
+        by_text.setdefault(r["text"].split(": ", 1)[1], set()).add(r["label"])
+    assert all(len(v) == 1 for v in by_text.values()) and len(by_text) == 3
+    # check_reward_distribution reads the trained model's eval as skill, not as a constant answer
+    crd = subprocess.run(
+        [sys.executable, str(REPO / "skills/verifiers-lab/scripts/check_reward_distribution.py")]
+        + ["--results", str(out / "project/outputs/local-train"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    verdict = json.loads(crd.stdout)
+    assert not [c for c in verdict["checks"] if c["id"] == "majority_class"], verdict["checks"]
     metrics = [json.loads(x) for x in (out / "project/outputs/local-train/logs/metrics.jsonl").read_text().splitlines()]
     first, last = metrics[0]["reward_mean"], sum(m["reward_mean"] for m in metrics[-5:]) / 5
     assert last - first >= 0.2, (first, last)
@@ -67,6 +88,7 @@ def test_demo_runs_the_v1_road_learns_and_writes_the_page(tmp_path):
     assert "badge bad" not in text
     assert text.count("data:image/png;base64,") == 2 and "<svg" in text and "<polyline" in text
     assert "proof:" in text and "what became what" in text
+    assert "warmed up" in text and "nothing about which colour is right" in text  # the warm-up, said plainly
     assert "<script" not in text and not re.search(r"""(src|href)=["']?(https?:)?//""", text) and "@import" not in text
     # Written from a project folder outside the skill: nothing was written inside the skill's folder.
     assert (out / "project" / "environments" / "color_toy" / "data" / "train.jsonl").is_file()

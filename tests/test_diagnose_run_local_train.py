@@ -3,7 +3,12 @@ collapse the policy, one whose reward is always 0. The three runs train in paral
 
 The toy environment (classic or v1, whichever this venv's verifiers runs) rewards 4 * share('a') * share('b') of the reply: its best answers mix two
 letters, so a policy that collapses onto one token scores 0 (with the plain share-of-'a' reward a
-collapse would be the optimum, and no failure at all).
+collapse would be the optimum, and no failure at all). The healthy run's reward is that product over
+the two halves of the alphabet, so that its first steps already carry a signal (HALVES_TOY below).
+
+local_train's runs are reproducible (a rollout's sample depends on its seed, never on the timing of
+its sampler batch: tests/test_train_reproducible.py), so these runs give the same curves on a busy
+machine as on an idle one.
 """
 
 from __future__ import annotations
@@ -26,6 +31,17 @@ TOY = CLASSIC_TOY if VERIFIERS.classic else V1_TOY
 REWARD = 'return text.count("a") / len(text) if text else 0.0'
 AB_TOY = TOY.replace(
     REWARD, 'return 4 * (text.count("a") / len(text)) * (text.count("b") / len(text)) if text else 0.0'
+)
+# The healthy run's reward is the same product over two halves of the alphabet: 4 * share(a-m) * share(n-z).
+# A random model's replies already hold letters of both halves (reward ~0.08 with a spread in every group),
+# so the run learns from its first step, as a healthy run does. With the two single letters a random model
+# rarely writes both in 12 characters: nearly every group of the first steps had no signal and whether the
+# reward rose 0.05 by step 10 (the no-rise stop) depended on the sampling seed; a credit per letter added
+# to it made the gradient norm grow tenfold as the reward left zero (a grad-spike warning).
+HALVES_TOY = TOY.replace(
+    REWARD,
+    'return 4 * sum(c in "abcdefghijklm" for c in text) * sum(c in "nopqrstuvwxyz" for c in text) / len(text) ** 2'
+    " if text else 0.0",
 )
 ZERO_TOY = TOY.replace(REWARD, "return 0.0  # a reward that never fires")
 
@@ -56,7 +72,7 @@ id = "{env}"
 # naming a collapse, not about which loss produces it.
 PPO_CLIP = '\n[loss]\ntype = "ppo_clip"\n'
 RUNS = {  # name -> (environment source, lr, steps, extra config)
-    "healthy": (AB_TOY, 1e-2, 16, ""),
+    "healthy": (HALVES_TOY, 1e-2, 16, ""),
     "high-lr": (AB_TOY, 0.3, 12, PPO_CLIP),
     "zero-reward": (ZERO_TOY, 1e-2, 12, ""),
 }
@@ -68,7 +84,7 @@ def runs(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("diag-runs")
     model = save_tiny_model(root / "tiny-qwen2")
-    assert REWARD in TOY and AB_TOY != TOY and ZERO_TOY != TOY
+    assert REWARD in TOY and AB_TOY != TOY and HALVES_TOY != TOY and ZERO_TOY != TOY
     procs, out = {}, {}
     for name, (source, lr, steps, extra) in RUNS.items():
         env = write_env_package(root / "envs", name.replace("-", "_"), source)

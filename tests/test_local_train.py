@@ -161,9 +161,12 @@ def test_multiturn_rollouts_train_as_one_masked_sequence(tmp_path, tiny_model):
     hist = Trainer(cfg, model, tok, source, torch.device("cpu")).train()
     # Every rollout had two model turns; they merge into one sequence each (the env's turn masked
     # out). A turn whose text does not re-tokenize to the sampled ids (a random model emits odd
-    # characters) cannot merge and trains as a sequence of its own.
-    assert hist[0]["num_train_sequences"] == hist[0]["num_rollouts"] == 8
-    assert all(m["num_rollouts"] <= m["num_train_sequences"] <= 2 * m["num_rollouts"] for m in hist)
+    # characters) cannot merge and trains as a sequence of its own: which ones do depends on the samples,
+    # so most rollouts, not all, are asked to merge (unmerged, every step would train 16 sequences).
+    assert hist[0]["num_rollouts"] == 8
+    assert all(m["num_rollouts"] <= m["num_train_sequences"] <= m["num_rollouts"] + 2 for m in hist), [
+        m["num_train_sequences"] for m in hist
+    ]
     assert hist[0]["completion_len_mean"] > 6  # two turns' worth of tokens
     assert hist[0]["logprob_diff_max"] < 1e-5
 

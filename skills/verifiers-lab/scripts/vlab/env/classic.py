@@ -21,7 +21,7 @@ from vlab.core.result import ToolError
 from vlab.env import compat
 from vlab.env.base import Environment
 from vlab.env.instrument import instrument, score_from
-from vlab.env.messages import call_generate, completion_messages, last_user_text, message_dict, text_of
+from vlab.env.messages import as_rollout, call_generate, completion_messages, last_user_text, message_dict, text_of
 from vlab.env.types import (
     Capabilities,
     FormatHints,
@@ -231,7 +231,10 @@ class ClassicEnvironment(Environment):
         raw = self._raw_row(row)
         seen = len(self.tool_errors)
         states = await asyncio.gather(
-            *(compat.rollout(self.env, raw, client, _MODEL, dict(sampling_args or {})) for _ in range(n))
+            *(
+                as_rollout((row.index, j), compat.rollout(self.env, raw, client, _MODEL, dict(sampling_args or {})))
+                for j in range(n)
+            )
         )
         scores = await self._score_states(list(states))
         results = []

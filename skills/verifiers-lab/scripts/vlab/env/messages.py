@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from vlab.env.types import Generate, Reply
+from vlab.env.types import ROLLOUT_KEY, Generate, Reply
 
 
 def message_dict(message: Any) -> dict:
@@ -62,3 +62,10 @@ async def call_generate(
     if not isinstance(out, Reply):
         raise TypeError(f"generate() returned {type(out).__name__}; expected Reply or str")
     return out
+
+
+async def as_rollout(key: tuple | None, awaitable):
+    """Await `awaitable` as rollout `key` (see ``types.ROLLOUT_KEY``): its generate calls carry the key.
+    Run it as its own task (``asyncio.gather`` does) so the key stays with this rollout."""
+    ROLLOUT_KEY.set(key)
+    return await awaitable

@@ -32,7 +32,7 @@ from vlab.core.result import ExternalError, PrerequisiteError, ToolError, UsageE
 from vlab.env.base import Environment
 from vlab.env.instrument import BEACON_BYTES, read_beacon
 from vlab.env.messages import call_generate
-from vlab.env.types import FormatHints, FunctionError, Generate, RolloutResult, Row, Score
+from vlab.env.types import ROLLOUT_KEY, FormatHints, FunctionError, Generate, RolloutResult, Row, Score
 from vlab.env.worker import kill_tree
 
 GRACE = 5.0  # seconds added to each wall-clock allowance (process and pipe overhead)
@@ -475,7 +475,8 @@ class RemoteEnvironment(Environment):
     def _serve_generate(self, msg: tuple, generate: Generate, tasks: set) -> None:
         """Serve one message of generate calls; started in one tick, they make one sampler batch."""
 
-        async def serve(call_id, messages, sampling_args, tools):
+        async def serve(call_id, messages, sampling_args, tools, key=None):
+            ROLLOUT_KEY.set(key)  # this task's own context: the trainer seeds the rollout's sample from it
             try:
                 reply = await call_generate(generate, messages, sampling_args or {}, tools)
             except Exception as err:  # noqa: BLE001 - handed to the environment's rollout

@@ -6,6 +6,7 @@ scores, rollout results, format hints and the environment's capabilities.
 
 from __future__ import annotations
 
+import contextvars
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -44,6 +45,12 @@ class Reply:
 
 
 Generate = Callable[..., "Reply | str | Awaitable[Reply | str]"]
+
+# Which rollout a ``generate`` call belongs to: (row index, rollout number in its group), set by the
+# environment's ``rollout_group`` around each rollout (``messages.as_rollout``) and carried to the
+# trainer's process with the call. The trainer derives each rollout's sampling seed from it, so a
+# rollout's sample does not depend on which calls happened to share its sampler batch.
+ROLLOUT_KEY: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("vlab_rollout_key", default=None)
 
 
 @dataclass

@@ -9,6 +9,7 @@ of ``v1_loop`` (the task's toolsets run in-process, its ``@vf.stop`` functions e
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Iterable
 from typing import Any
@@ -17,7 +18,7 @@ from vlab.core.result import UsageError
 from vlab.env import compat, v1_loop
 from vlab.env.base import Environment
 from vlab.env.instrument import describe_error, instrument, score_from
-from vlab.env.messages import call_generate, completion_messages, last_user_text, message_dict
+from vlab.env.messages import as_rollout, call_generate, completion_messages, last_user_text, message_dict
 from vlab.env.types import Capabilities, FormatHints, Generate, RewardFunction, RolloutResult, Row, Score
 
 GENERATION = "v1"
@@ -190,8 +191,9 @@ class V1Environment(Environment):
         self.calls.timeout = timeout
         if self._loop is not None:
             results = []
-            for _ in range(n):
-                out = await v1_loop.run(self, self._loop, row, generate, dict(sampling_args or {}))
+            for j in range(n):
+                run = v1_loop.run(self, self._loop, row, generate, dict(sampling_args or {}))
+                out = await asyncio.create_task(as_rollout((row.index, j), run))
                 score = await self._score_trace(row, self.trace(row, out["completion"]))
                 results.append(
                     RolloutResult(
@@ -207,8 +209,13 @@ class V1Environment(Environment):
                 )
             return results
         replies = [
-            await call_generate(generate, [dict(m) for m in row.prompt], dict(sampling_args or {}), None)
-            for _ in range(n)
+            await asyncio.create_task(
+                as_rollout(
+                    (row.index, j),
+                    call_generate(generate, [dict(m) for m in row.prompt], dict(sampling_args or {}), None),
+                )
+            )
+            for j in range(n)
         ]
         results = []
         for reply in replies:

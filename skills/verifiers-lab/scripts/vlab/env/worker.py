@@ -9,7 +9,7 @@ parent's stdout. It talks to the parent over two pipes with pickled tuples:
                      ("rollout", rid, row, n, sampling_args, timeout) | ("reply", call_id, Reply|error)
   worker -> parent   ("ok", rid, value) | ("error", rid, kind, message, hint, exit_code)
                      ("started", rid, group_index) | ("group", rid, group_index, scores)
-                     ("generate", None, [(call_id, messages, sampling_args, tools), ...])
+                     ("generate", None, [(call_id, messages, sampling_args, tools, rollout_key), ...])
 
 A reader thread receives; every request runs as a task on the main thread's event loop
 (so SIGALRM timeouts of synchronous reward functions still work). Whatever the user's
@@ -34,6 +34,7 @@ from multiprocessing.connection import Connection
 
 from vlab.core.result import ToolError
 from vlab.env.instrument import BEACON_BYTES
+from vlab.env.types import ROLLOUT_KEY
 
 
 class Worker:
@@ -150,7 +151,7 @@ class Worker:
         call_id = next(self.ids)
         fut = self.loop.create_future()
         self.waiting[call_id] = fut
-        self.pending.append((call_id, messages, sampling_args, tools))
+        self.pending.append((call_id, messages, sampling_args, tools, ROLLOUT_KEY.get()))
         if not self.flushing:
             self.flushing = True
             self.loop.create_task(self.flush())

@@ -174,6 +174,7 @@ def pick(
     top_k: int = 0,
     top_p: float = 1.0,
     greedy: bool = False,
+    uniform: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One token per row and its logprob under softmax(logits / T) (the trainer's measure).
 
@@ -194,7 +195,13 @@ def pick(
             drop = cum <= (1 - top_p)
             drop[:, -1] = False  # always keep the most likely token
             scores = scores.masked_fill(drop.scatter(1, order, drop), float("-inf"))
-        tok = torch.multinomial(scores.softmax(dim=-1), 1).squeeze(1)
+        probs = scores.softmax(dim=-1)
+        if uniform is None:
+            tok = torch.multinomial(probs, 1).squeeze(1)
+        else:  # inverse CDF on each row's own uniform draw: a row's token does not depend on the others
+            cdf = probs.cumsum(dim=-1)
+            at = (uniform.to(cdf.dtype) * cdf[:, -1])[:, None].contiguous()
+            tok = torch.searchsorted(cdf, at, right=True).squeeze(1).clamp(max=cdf.shape[-1] - 1)
     return tok, logp.gather(-1, tok[:, None]).squeeze(1)
 
 
@@ -256,12 +263,15 @@ def decode(
     cuda_graphs: bool = False,
     report: dict | None = None,
     static_shapes: bool | None = None,
+    row_seeds: list[int] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Generate for left-padded prompts. Returns (tokens, logprobs), each [rows, max_new_tokens]
     on CPU; a row's tokens after its first eos are padding. A CUDA graph that cannot be
     captured falls back to eager steps (the reason lands in `report["cuda_graphs_error"]`).
     `static_shapes` (default: as the graphs need) runs the graphs' fixed-length cache and
-    masks eagerly, which the CPU tests use to check them."""
+    masks eagerly, which the CPU tests use to check them. `row_seeds` (one per prompt) samples each
+    row from its own generator (one uniform draw per token), so a row's tokens do not depend on which
+    rows share the batch; without them the rows share torch's global generator."""
     device = head.weight.device
     graphs = cuda_graphs and device.type == "cuda"
     b, n = len(prompts), max_new_tokens
@@ -301,8 +311,12 @@ def decode(
     next_pos = lens.clone()
     sync_every = CUDA_SYNC_EVERY if device.type == "cuda" else 1
     step_graph: _GraphStep | None = None
+    draws = None
+    if row_seeds is not None and not greedy:
+        gens = [torch.Generator().manual_seed(int(s) % (2**63 - 1)) for s in row_seeds]
+        draws = torch.stack([torch.rand(n, generator=g) for g in gens]).to(device)
     for t in range(n):
-        tok, lp = pick(head(hidden), temperature, top_k, top_p, greedy)
+        tok, lp = pick(head(hidden), temperature, top_k, top_p, greedy, None if draws is None else draws[rows, t])
         tok = torch.where(done, pad_id, tok)
         tokens[rows, t] = tok
         logps[rows, t] = torch.where(done, 0.0, lp)

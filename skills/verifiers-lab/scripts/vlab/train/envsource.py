@@ -15,6 +15,7 @@ Rewards always come from the environment's own rubric / task scoring.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 from typing import Any
@@ -22,22 +23,49 @@ from typing import Any
 from vlab.core.result import ToolError
 from vlab.env import Environment, Reply, Score, finite
 from vlab.env.remote import RemoteEnvironment
+from vlab.env.types import ROLLOUT_KEY
 from vlab.train.rollout import ChatPolicy, Rollout, Turn
 
 
+def rollout_seed(seed: int, key: tuple, turn: int) -> int:
+    """The sampling seed of one model turn of one rollout: a function of the step's seed, the rollout
+    (row index, number in its group) and the turn, never of the calls that share its sampler batch."""
+    digest = hashlib.blake2b(repr((seed, key, turn)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
 class BatchingGenerate:
-    """An async `generate(messages, sampling_args)` that batches concurrent calls into one sampler call."""
+    """An async `generate(messages, sampling_args)` that batches concurrent calls into one sampler call.
+
+    Which calls share a batch depends on timing (how soon each rollout reaches its generate call, in
+    the environment's process too), so every call is sampled with its own seed (`rollout_seed`): the
+    rollout it belongs to (`ROLLOUT_KEY`, set by the environment's rollout_group) and its turn. A
+    call with no key (an environment outside vlab.env) is keyed by its messages and how many equal
+    calls came before it in this step.
+    """
 
     def __init__(self, policy: ChatPolicy, seed: int | None = None):
         self.policy = policy
         self.seed = seed
-        self.pending: list[tuple[list[dict], list | None, asyncio.Future]] = []
+        self.pending: list[tuple[list[dict], list | None, int | None, asyncio.Future]] = []
         self.flushing = False
         self.calls = 0
+        self.turns: dict[tuple, int] = {}
+
+    def _call_seed(self, messages, tools) -> int | None:
+        if self.seed is None:
+            return None
+        key = ROLLOUT_KEY.get()
+        if key is None:
+            text = json.dumps([messages, tools], sort_keys=True, default=str)
+            key = ("messages", hashlib.blake2b(text.encode(), digest_size=16).hexdigest())
+        turn = self.turns.get(key, 0)
+        self.turns[key] = turn + 1
+        return rollout_seed(self.seed, key, turn)
 
     async def __call__(self, messages, sampling_args=None, tools=None):
         fut = asyncio.get_running_loop().create_future()
-        self.pending.append((messages, tools, fut))
+        self.pending.append((messages, tools, self._call_seed(messages, tools), fut))
         if not self.flushing:
             self.flushing = True
             asyncio.get_running_loop().create_task(self._flush())
@@ -52,15 +80,17 @@ class BatchingGenerate:
                 await asyncio.sleep(0)
         batch, self.pending, self.flushing = self.pending, [], False
         try:
-            seed = None if self.seed is None else self.seed + self.calls
             self.calls += 1
-            samples = self.policy.complete_batch([m for m, _, _ in batch], seed=seed, tools=[t for _, t, _ in batch])
+            seeds = None if self.seed is None else [s for _, _, s, _ in batch]
+            samples = self.policy.complete_batch(
+                [m for m, _, _, _ in batch], seeds=seeds, tools=[t for _, t, _, _ in batch]
+            )
         except BaseException as err:  # noqa: BLE001 - hand the error to every waiting rollout
-            for _, _, fut in batch:
+            for *_, fut in batch:
                 if not fut.done():
                     fut.set_exception(err)
             return
-        for (_, tools, fut), s in zip(batch, samples):
+        for (_, tools, _, fut), s in zip(batch, samples):
             if not fut.done():
                 text, calls = split_tool_calls(s.text) if tools else (s.text, None)
                 fut.set_result(

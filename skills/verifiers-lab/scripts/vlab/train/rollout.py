@@ -148,10 +148,13 @@ class ChatPolicy:
         seed: int | None = None,
         sampling: SamplingConfig | None = None,
         tools: list | None = None,
+        seeds: list[int] | None = None,
     ) -> list[Sample]:
+        """`seeds`: one per conversation, each row sampled from its own seed whatever else is in the batch."""
         tools = tools or [None] * len(conversations)
         prompts = [render_chat(self.tokenizer, c, t) for c, t in zip(conversations, tools)]
-        samples = self.sampler.generate(prompts, sampling or self.sampling, seed=seed)
+        extra = {"seeds": seeds} if seeds is not None else {}
+        samples = self.sampler.generate(prompts, sampling or self.sampling, seed=seed, **extra)
         self.generated_tokens += sum(len(s.completion_ids) for s in samples)
         return samples
 

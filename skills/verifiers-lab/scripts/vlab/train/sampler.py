@@ -39,7 +39,15 @@ class Sample:
 class Sampler(Protocol):
     name: str
 
-    def generate(self, prompts: list[list[int]], sampling: SamplingConfig, seed: int | None = None) -> list[Sample]: ...
+    def generate(
+        self,
+        prompts: list[list[int]],
+        sampling: SamplingConfig,
+        seed: int | None = None,
+        seeds: list[int] | None = None,
+    ) -> list[Sample]:
+        """`seed`: the batch's seed; `seeds`: one per prompt, each row's sample independent of the batch."""
+        ...
 
     def sync_weights(self, model) -> None: ...
 
@@ -84,21 +92,28 @@ class HFSampler:
 
     @torch.no_grad()
     def generate(
-        self, prompts: list[list[int]], sampling: SamplingConfig, seed: int | None = None, greedy: bool = False
+        self,
+        prompts: list[list[int]],
+        sampling: SamplingConfig,
+        seed: int | None = None,
+        greedy: bool = False,
+        seeds: list[int] | None = None,
     ) -> list[Sample]:
+        loop = self.uses_decode_loop
+        if seeds is not None and not loop:  # transformers' generate takes one generator: seed the batch
+            seed, seeds = hash(tuple(seeds)) % (2**31 - 1), None
         if seed is not None:
             torch.manual_seed(seed)
         chunk = self.max_batch or len(prompts)
         out: list[Sample] = []
         was_training = self.model.training
         self.model.eval()
-        loop = self.uses_decode_loop
         try:
             for i in range(0, len(prompts), chunk):
                 batch = prompts[i : i + chunk]
                 with self.autocast() if self.autocast else contextlib.nullcontext():
                     if loop:
-                        tokens, logps = self._decode(batch, sampling, greedy)
+                        tokens, logps = self._decode(batch, sampling, greedy, seeds and seeds[i : i + chunk])
                     else:
                         tokens, logps = self._hf_generate(batch, sampling, greedy)
                 out.extend(self._samples(batch, tokens, logps))
@@ -107,7 +122,7 @@ class HFSampler:
                 self.model.train()
         return out
 
-    def _decode(self, prompts, sampling: SamplingConfig, greedy: bool):
+    def _decode(self, prompts, sampling: SamplingConfig, greedy: bool, seeds: list[int] | None = None):
         from vlab.train.decode import decode
         from vlab.train.model import lm_parts
 
@@ -133,6 +148,7 @@ class HFSampler:
             mask_dtype=mask_dtype,
             cuda_graphs=self.cuda_graphs,
             report=report,
+            row_seeds=seeds,
         )
         if "cuda_graphs_error" in report:  # eager from now on; say why once
             import warnings
@@ -240,6 +256,14 @@ def _eos_ids(model, tokenizer) -> list[int]:
     return ids
 
 
+def _request_seed(seed: int | None, seeds: list[int] | None, i: int) -> int | None:
+    """vLLM's seed for request `i`: its own (`seeds`), or one per request from the batch's seed (a shared
+    seed would give every rollout of a group the same sample: zero advantage everywhere, nothing learned)."""
+    if seeds is not None:
+        return seeds[i] % (2**31 - 1)
+    return None if seed is None else (seed * 100_003 + i) % (2**31 - 1)
+
+
 class VLLMSampler:
     """In-process vLLM (GPU). Logprobs are the processed ones (after temperature)."""
 
@@ -281,12 +305,16 @@ class VLLMSampler:
                 logprobs_mode="processed_logprobs",
             )
 
-    def generate(self, prompts: list[list[int]], sampling: SamplingConfig, seed: int | None = None) -> list[Sample]:
+    def generate(
+        self,
+        prompts: list[list[int]],
+        sampling: SamplingConfig,
+        seed: int | None = None,
+        seeds: list[int] | None = None,
+    ) -> list[Sample]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
 
-        # One seed per request: a shared seed would give every rollout of a group the same sample
-        # (zero advantage everywhere, nothing learned).
         params = [
             SamplingParams(
                 n=1,
@@ -295,7 +323,7 @@ class VLLMSampler:
                 top_k=sampling.top_k or -1,
                 max_tokens=sampling.max_completion_tokens,
                 logprobs=0,
-                seed=None if seed is None else (seed * 100_003 + i) % (2**31 - 1),
+                seed=_request_seed(seed, seeds, i),
             )
             for i in range(len(prompts))
         ]
