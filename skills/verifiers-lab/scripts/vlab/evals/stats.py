@@ -209,7 +209,8 @@ class Groups:
 def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tuple[Groups, np.ndarray | None]:
     """The groups' statistics, and each example's pass rate (None when no reward is finite)."""
     ok = np.isfinite(reward)
-    g, r, s = group[ok], reward[ok], solved[ok]
+    g, r, s = (group, reward, solved) if ok.all() else (group[ok], reward[ok], solved[ok])  # no copies if all finite
+    del ok
     if g.size == 0:
         return Groups(groups=0), None
     ng = int(g.max()) + 1
@@ -217,7 +218,7 @@ def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tu
     present = size > 0
     total = np.bincount(g, weights=r, minlength=ng)
     mean = np.divide(total, size, out=np.zeros(ng), where=present)
-    sq = np.bincount(g, weights=(r - mean[g]) ** 2, minlength=ng)
+    sq = np.bincount(g, weights=_deviation(r, mean, g, square=True), minlength=ng)
     std = np.sqrt(np.divide(sq, size, out=np.zeros(ng), where=present))
     passes = np.bincount(g, weights=s.astype(float), minlength=ng)
     multi = size >= 2
@@ -233,7 +234,7 @@ def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tu
         zero = multi & (std <= EPS)
         all_pass = zero & (passes >= size)
         all_fail = zero & (passes <= 0)
-        nonzero_adv = np.abs(r - mean[g]) > EPS
+        nonzero_adv = _deviation(r, mean, g, square=False) > EPS
         in_multi = multi[g]
         at, all_k = pass_at_k(size[multi], passes[multi].astype(int))
         signal = GroupSignal(
@@ -250,6 +251,13 @@ def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tu
         groups=int(multi.sum()), examples=int(present.sum()), rollouts_per_example=per_example, signal=signal
     )
     return groups, pass_rate
+
+
+def _deviation(r: np.ndarray, mean: np.ndarray, g: np.ndarray, *, square: bool) -> np.ndarray:
+    """(r - mean[g]) squared or absolute, in one new array (the same figures as the plain expression)."""
+    d = mean[g]
+    np.subtract(r, d, out=d)
+    return np.multiply(d, d, out=d) if square else np.abs(d, out=d)
 
 
 def pass_at_k(n: np.ndarray, c: np.ndarray) -> tuple[KFigures, KFigures]:
