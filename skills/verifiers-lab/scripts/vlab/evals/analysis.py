@@ -232,8 +232,8 @@ def _functions(cols: Columns, reward: np.ndarray) -> tuple[tuple[FunctionStats, 
         weights, exact = infer_weights(head, reward[:WEIGHT_FIT_ROWS])
         weights_source = "inferred (reward = sum of weight x score, exact fit)" if exact else "unknown"
     role = "reward" if cols.weights else "reward or metric"
-    seen = [(name, describe(col.decode()), weights.get(name), role) for name, col in cols.fn_cols.items()]
-    seen += [(name, describe(col.decode()), None, "metric") for name, col in cols.metric_cols.items()]
+    seen = [(name, describe(col.decode(), owned=True), weights.get(name), role) for name, col in cols.fn_cols.items()]
+    seen += [(name, describe(col.decode(), owned=True), None, "metric") for name, col in cols.metric_cols.items()]
     kinds = catalog.function_kinds([function_facts(name, st, w, r) for name, st, w, r in seen])
     functions = {name: FunctionStats(name, st, w, kinds[name], r) for name, st, w, r in seen}
     return tuple(functions.values()), weights_source

@@ -163,7 +163,7 @@ class Columns:
         # Fast-path batches of integer ids store the ids themselves (no per-row interning).
         self.raw_int_examples = True
         self.prompt_codes: dict[int, int] = {}
-        self.example = array("q")
+        self.example = array("i")  # 4 bytes a row; 8 once a raw integer id needs them
         self.prompt = array("i")
         self.reward = array("d")
         self.errored = array("b")
@@ -187,11 +187,24 @@ class Columns:
         if self.raw_int_examples:
             self.raw_int_examples = False
             codes = self.example_codes
-            self.example = array("q", [codes.setdefault(e, len(codes)) for e in self.example])
+            self.example = array("i", [codes.setdefault(e, len(codes)) for e in self.example])
+
+    def _extend_raw(self, ids) -> None:
+        """Append raw integer ids, widening the column to 8 bytes for one beyond 32 bits."""
+        if self.example.typecode == "i":
+            n0 = len(self.example)
+            try:
+                self.example.extend(ids if not isinstance(ids, array) or ids.typecode == "i" else ids.tolist())
+                return
+            except OverflowError:  # the ids before the wide one were appended: drop them, widen, append all
+                del self.example[n0:]
+                self.example = array("q", self.example)
+        self.example.extend(ids if not isinstance(ids, array) or ids.typecode == "q" else array("q", ids))
 
     def example_group_codes(self) -> np.ndarray:
         """Dense group codes 0..k-1 for the example column."""
-        ex = np.frombuffer(self.example, dtype=np.int64) if len(self.example) else np.zeros(0, dtype=np.int64)
+        dtype = np.int32 if self.example.typecode == "i" else np.int64
+        ex = np.frombuffer(self.example, dtype=dtype) if len(self.example) else np.zeros(0, dtype=np.int64)
         if self.raw_int_examples and ex.size:
             if ex.min() >= 0 and ex.max() < ex.size:  # ids 0..k-1 (with gaps): their order is the codes' order
                 return ex
@@ -257,7 +270,7 @@ class Columns:
         else:
             example = b.example
         if self.raw_int_examples and batches.only_types(example, int):
-            self.example.extend(example)  # integer ids are kept as they are and coded once at the end
+            self._extend_raw(example)  # integer ids are kept as they are and coded once at the end
         else:
             self._stop_raw_int_examples()
             codes = self.example_codes
@@ -310,7 +323,7 @@ class Columns:
         """Append the columns of the next part of the file (collected in another process)."""
         n0 = self.n
         if self.raw_int_examples and part.raw_int_examples:
-            self.example.extend(part.example)
+            self._extend_raw(part.example)
         else:
             self._stop_raw_int_examples()
             part._stop_raw_int_examples()
@@ -320,7 +333,7 @@ class Columns:
                 if isinstance(key, tuple) and key[:1] == ("row",):  # rows without an id stay unique
                     key = ("row", key[1] + n0)
                 remap[code] = codes.setdefault(key, len(codes))
-            self.example.extend(array("q", [remap[c] for c in part.example]))
+            self.example.extend(array("i", [remap[c] for c in part.example]))
         premap = {
             code: self.prompt_codes.setdefault(key, len(self.prompt_codes)) for key, code in part.prompt_codes.items()
         }

@@ -39,8 +39,9 @@ class Quantiles:
     p100: float | None
 
     @classmethod
-    def of(cls, values: np.ndarray) -> Quantiles:
-        return cls(*(round_figure(x) for x in np.quantile(values, QUANTILES)))
+    def of(cls, values: np.ndarray, overwrite: bool = False) -> Quantiles:
+        """``overwrite``: the values may be reordered in place (no copy)."""
+        return cls(*(round_figure(x) for x in np.quantile(values, QUANTILES, overwrite_input=overwrite)))
 
     def to_data(self) -> dict[str, float | None]:
         return dataclasses.asdict(self)
@@ -87,26 +88,35 @@ class Distribution:
         }
 
 
-def describe(values: np.ndarray) -> Distribution:
-    """mean, std, quantiles and a histogram of the finite values."""
-    v = values[np.isfinite(values)]
+def describe(values: np.ndarray, owned: bool = False) -> Distribution:
+    """mean, std, quantiles and a histogram of the finite values. ``owned``: ``values`` is a copy made for
+    this call, which the quantiles may reorder in place (no second copy of the column)."""
+    finite = np.isfinite(values)
+    every = bool(finite.all())
+    v = values if every else values[finite]  # no copy when every value is finite
+    del finite
     if v.size == 0:
         return Distribution(count=0)
     lo, hi = float(v.min()), float(v.max())
     spread = hi > lo
     counts, edges = np.histogram(v, bins=HIST_BINS if spread else 1, range=(lo, hi) if spread else (lo - 0.5, lo + 0.5))
     uniq = np.unique(v[:200_000]) if v.size > 200_000 else np.unique(v)
+    mean, std = round_figure(v.mean()), round_figure(v.std())
+    binary = bool(np.all((v == 0) | (v == 1)))
+    share_nonzero = round_figure(float(np.mean(v != 0)))
+    # last: with a copy of our own (or the filtered copy) the partition reorders it in place
+    quantiles = Quantiles.of(v, overwrite=owned or not every)
     return Distribution(
         count=int(v.size),
-        mean=round_figure(v.mean()),
-        std=round_figure(v.std()),
+        mean=mean,
+        std=std,
         min=round_figure(lo),
         max=round_figure(hi),
-        quantiles=Quantiles.of(v),
+        quantiles=quantiles,
         histogram=Histogram(tuple(round_figure(e) for e in edges), tuple(int(c) for c in counts)),
-        binary=bool(np.all((v == 0) | (v == 1))),
+        binary=binary,
         distinct_values=int(uniq.size) if uniq.size < 1000 else ">=1000",
-        share_nonzero=round_figure(float(np.mean(v != 0))),
+        share_nonzero=share_nonzero,
     )
 
 
@@ -220,7 +230,7 @@ def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tu
     mean = np.divide(total, size, out=np.zeros(ng), where=present)
     sq = np.bincount(g, weights=_deviation(r, mean, g, square=True), minlength=ng)
     std = np.sqrt(np.divide(sq, size, out=np.zeros(ng), where=present))
-    passes = np.bincount(g, weights=s.astype(float), minlength=ng)
+    passes = np.bincount(g[s], minlength=ng).astype(float)  # the same whole counts, without a float copy
     multi = size >= 2
     sizes = Counter(size[present].tolist())
     per_example = RolloutsPerExample(
