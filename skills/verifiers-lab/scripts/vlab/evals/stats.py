@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -224,19 +223,24 @@ def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tu
     if g.size == 0:
         return Groups(groups=0), None
     ng = int(g.max()) + 1
-    size = np.bincount(g, minlength=ng)
+    # Per slice of the rows, so the working arrays are a slice's, not the file's. The float sums add the rows in
+    # file order into one array (np.add.at, unbuffered), exactly as one np.bincount over every row would.
+    size = np.zeros(ng, dtype=np.int64)
+    total, sq, passes = np.zeros(ng), np.zeros(ng), np.zeros(ng)
+    for sl in _slices(g.size):
+        size += np.bincount(g[sl], minlength=ng)
+        np.add.at(total, g[sl], r[sl])
+        passes += np.bincount(g[sl][s[sl]], minlength=ng)  # whole counts: exact in any order
     present = size > 0
-    total = np.bincount(g, weights=r, minlength=ng)
     mean = np.divide(total, size, out=np.zeros(ng), where=present)
-    sq = np.bincount(g, weights=_deviation(r, mean, g, square=True), minlength=ng)
+    for sl in _slices(g.size):
+        np.add.at(sq, g[sl], _deviation(r[sl], mean, g[sl], square=True))
     std = np.sqrt(np.divide(sq, size, out=np.zeros(ng), where=present))
-    passes = np.bincount(g[s], minlength=ng).astype(float)  # the same whole counts, without a float copy
     multi = size >= 2
-    sizes = Counter(size[present].tolist())
     per_example = RolloutsPerExample(
         min=int(size[present].min()),
         max=int(size[present].max()),
-        most_common=int(sizes.most_common(1)[0][0]),
+        most_common=_most_common(size[present]),
     )
     pass_rate = np.divide(passes, size, out=np.zeros(ng), where=present)[present]
     signal = None
@@ -244,8 +248,11 @@ def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tu
         zero = multi & (std <= EPS)
         all_pass = zero & (passes >= size)
         all_fail = zero & (passes <= 0)
-        nonzero_adv = _deviation(r, mean, g, square=False) > EPS
-        in_multi = multi[g]
+        in_multi = nonzero_adv = 0
+        for sl in _slices(g.size):
+            counted = multi[g[sl]]
+            in_multi += int(counted.sum())
+            nonzero_adv += int(((_deviation(r[sl], mean, g[sl], square=False) > EPS) & counted).sum())
         at, all_k = pass_at_k(size[multi], passes[multi].astype(int))
         signal = GroupSignal(
             zero_variance_share=round_figure(zero.sum() / multi.sum()),
@@ -253,7 +260,7 @@ def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tu
             all_pass_share=round_figure(all_pass.sum() / multi.sum()),
             constant_other_share=round_figure((zero & ~all_pass & ~all_fail).sum() / multi.sum()),
             mean_within_group_std=round_figure(std[multi].mean()),
-            nonzero_advantage_share=round_figure(nonzero_adv[in_multi].mean()),
+            nonzero_advantage_share=round_figure(nonzero_adv / in_multi),  # as the mean of a boolean array
             pass_at_k=at,
             pass_all_k=all_k,
         )
@@ -261,6 +268,20 @@ def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tu
         groups=int(multi.sum()), examples=int(present.sum()), rollouts_per_example=per_example, signal=signal
     )
     return groups, pass_rate
+
+
+ROW_SLICE = 1 << 20
+
+
+def _slices(n: int) -> list[slice]:
+    return [slice(i, i + ROW_SLICE) for i in range(0, n, ROW_SLICE)]
+
+
+def _most_common(values: np.ndarray) -> int:
+    """The most common value; of several, the first seen (as Counter.most_common(1) picks)."""
+    uniq, first, counts = np.unique(values, return_index=True, return_counts=True)
+    top = counts == counts.max()
+    return int(uniq[top][np.argmin(first[top])])
 
 
 def _deviation(r: np.ndarray, mean: np.ndarray, g: np.ndarray, *, square: bool) -> np.ndarray:
