@@ -233,9 +233,11 @@ def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tu
         passes += np.bincount(g[sl][s[sl]], minlength=ng)  # whole counts: exact in any order
     present = size > 0
     mean = np.divide(total, size, out=np.zeros(ng), where=present)
+    del total
     for sl in _slices(g.size):
         np.add.at(sq, g[sl], _deviation(r[sl], mean, g[sl], square=True))
     std = np.sqrt(np.divide(sq, size, out=np.zeros(ng), where=present))
+    del sq
     multi = size >= 2
     per_example = RolloutsPerExample(
         min=int(size[present].min()),
@@ -279,9 +281,9 @@ def _slices(n: int) -> list[slice]:
 
 def _most_common(values: np.ndarray) -> int:
     """The most common value; of several, the first seen (as Counter.most_common(1) picks)."""
-    uniq, first, counts = np.unique(values, return_index=True, return_counts=True)
-    top = counts == counts.max()
-    return int(uniq[top][np.argmin(first[top])])
+    counts = np.bincount(values)  # group sizes: small whole numbers
+    top = np.flatnonzero(counts == counts.max())
+    return int(top[0] if top.size == 1 else min(top, key=lambda v: int(np.argmax(values == v))))
 
 
 def _deviation(r: np.ndarray, mean: np.ndarray, g: np.ndarray, *, square: bool) -> np.ndarray:
@@ -295,7 +297,10 @@ def pass_at_k(n: np.ndarray, c: np.ndarray) -> tuple[KFigures, KFigures]:
     """Unbiased pass@k = 1 - C(n-c,k)/C(n,k) and pass^k = C(c,k)/C(n,k), k = powers of 2 up to
     the smallest group (as verifiers computes them), averaged over groups."""
     kmax = int(n.min())
-    pairs, counts = np.unique(np.stack([n, c]), axis=1, return_counts=True)
+    # the distinct (n, c) pairs in (n, c) order, through one integer key (no stacked copies of every group)
+    base = int(c.max()) + 1
+    keys, counts = np.unique(n.astype(np.int64) * base + c, return_counts=True)
+    pairs = np.stack([keys // base, keys % base])
     at, allk = [], []
     k = 1
     while k <= kmax:
