@@ -1,7 +1,7 @@
 """Rollouts as compact columns, read fast: the input of ``analysis``.
 
-``collect(source)`` fills ``Columns`` (array-backed, ~38 bytes a rollout plus 8 per reward
-function): classic shapes through the msgspec column reader (``batches``), in parallel
+``collect(source)`` fills ``Columns`` (array-backed, ~31 bytes a rollout plus 1 per reward
+function or metric while it has at most 256 distinct values: ``CodedColumn``): classic shapes through the msgspec column reader (``batches``), in parallel
 processes for large files (one byte range each, merged in file order); v1 traces (or any
 ``EvalRow`` stream) row by row. ``as_numpy`` views a column as a numpy array.
 """
@@ -156,7 +156,7 @@ class CodedColumn:
 
 
 class Columns:
-    """Rollouts as compact columns: ~38 bytes a rollout plus 8 per reward function."""
+    """Rollouts as compact columns: ~31 bytes a rollout plus 1 per reward function or metric (``CodedColumn``)."""
 
     def __init__(self) -> None:
         self.example_codes: dict[Any, int] = {}
