@@ -7,6 +7,7 @@ import json
 import math
 import os
 
+import numpy as np
 import pytest
 from conftest import assert_result, run_script
 from evalfile_fixtures import (
@@ -771,3 +772,51 @@ def test_parallel_read_of_string_ids_and_legacy_prompts(tmp_path):
     serial, parallel = collect(source, workers=1), collect(source, workers=2)
     assert _partition(parallel.example_group_codes()) == _partition(serial.example_group_codes())
     assert len(set(parallel.example_group_codes().tolist())) == 50
+
+
+def test_a_coded_column_keeps_every_value_bit_for_bit_as_it_widens():
+    """Scores are stored as codes of their distinct values: 1 byte, then 2 past 256 values, then plain floats
+    past 65,536; batches, single values, NaN fills and merged parts decode to exactly what went in."""
+    import struct
+
+    from vlab.evals.columns import CodedColumn
+
+    rng = np.random.default_rng(4)
+    want: list[float] = []
+    col = CodedColumn()
+    stages = ([1.0, 0.0, -0.0, math.nan, 1.0], rng.permutation(300) / 7, rng.random(70_000))
+    for values, width in zip(stages, "BHd"):
+        col.extend(list(values))
+        want += list(values)
+        col.append(0.25)
+        want.append(0.25)
+        col.fill_nan(3)
+        want += [math.nan] * 3
+        assert col.codes.typecode == width
+    part = CodedColumn()
+    part.extend([2.5, -0.0, 2.5])
+    merged = CodedColumn.nans(2)
+    merged.extend_column(part)
+    merged.extend_column(col)
+    assert col.codes.typecode == "d" and merged.codes.typecode == "d"
+
+    def bits(xs):
+        return [struct.pack("<d", x) for x in xs]
+
+    assert bits(col.decode()) == bits(want) and bits(col.head(7)) == bits(want[:7])
+    assert bits(merged.decode()) == bits([math.nan] * 2 + [2.5, -0.0, 2.5] + want)
+
+
+def test_group_statistics_by_slices_equal_one_pass(monkeypatch):
+    """group_stats sums a slice of rows at a time in file order: the same figures as one slice of every row."""
+    from vlab.evals import stats
+
+    rng = np.random.default_rng(9)
+    group = rng.integers(0, 50, 2000)
+    reward = rng.choice([0.0, 0.2, 1.0, 1.2, math.nan, 0.3333], 2000)
+    solved = reward >= 1.0
+    whole = stats.group_stats(group, reward, solved)
+    monkeypatch.setattr(stats, "ROW_SLICE", 7)
+    sliced = stats.group_stats(group, reward, solved)
+    assert sliced[0] == whole[0] and sliced[0].signal is not None
+    assert sliced[1].tobytes() == whole[1].tobytes()

@@ -224,3 +224,49 @@ def test_the_answers_pass_reads_at_most_its_row_cap(tmp_path, monkeypatch):
     v1 = locate(str(efx.write_v1_run(tmp_path / "v1", efx.mixed_run(50, 4))))
     got = answers.read_answers(v1)
     assert got is not None and got.rollouts <= 40
+
+
+EVAL_ROW = (
+    '{{"example_id": {e}, "prompt": [{{"role": "user", "content": "What is {e} + 2?"}}], "completion": [{{"role": '
+    '"assistant", "content": "<answer>{a}</answer>"}}], "answer": "{g}", "reward": {r}, "error": null, '
+    '"is_completed": true, "is_truncated": false, "metrics": {{"correct_answer": {c}, "format_reward_func": 1.0}}, '
+    '"correct_answer": {c}, "format_reward_func": 1.0}}\n'
+)
+# What check_reward_distribution holds a rollout at its peak (vlab/evals/columns.py, analysis.py, stats.py): its
+# columns (4 bytes example id, 4 prompt, 8 reward, 8 row key, 4 completion length, 3 flags, 1 a score or metric while
+# it has at most 256 distinct values: 33 here) and the analysis' working copies of one column at a time (a decoded
+# score and numpy's std copy of it, 16; masks, 1 each), with room for the arrays' growth and the heap's slack.
+# Measured: 250,000 -> 1,000,000 of these rows grew the peak by 44 MB (59 bytes a row); before, by 106 MB (148).
+BYTES_PER_ROLLOUT = 80
+
+
+def _eval_rows(path, rows: int) -> None:
+    """Generated 10,000 rows at a time: 4 rollouts an example, two of three solved."""
+    with path.open("w") as f:
+        for s in range(0, rows, 10_000):
+            f.write(
+                "".join(
+                    EVAL_ROW.format(
+                        e=i // 4, a=i // 4 + 2 + (i % 3 == 0), g=i // 4 + 2, c=float(i % 3 != 0), r=i % 3 and 1.2 or 0.2
+                    )
+                    for i in range(s, min(rows, s + 10_000))
+                )
+            )
+
+
+@pytest.mark.slow
+def test_check_reward_distribution_memory_grows_within_its_per_rollout_budget(tmp_path):
+    """N and 4N rollouts (about 9 s): the peak grows by at most BYTES_PER_ROLLOUT a rollout, so a 10 million row
+    file stays under 10M x 80 B = 800 MB over the fixed part (measured: 648 MB in all; 1,309 MB before)."""
+    n = 250_000
+    peaks = {}
+    for rows in (n, 4 * n):
+        path = tmp_path / f"rows{rows}.jsonl"
+        _eval_rows(path, rows)
+        code, obj, _, peaks[rows] = _script("check_reward_distribution", "--results", str(path), "--json")
+        path.unlink()
+        assert code == 0 and obj["data"]["counts"]["rollouts"] == rows, obj["summary"]
+        assert obj["data"]["groups"]["examples"] == rows // 4 and obj["data"]["solve_rate"] == 0.6667
+    growth = peaks[4 * n] - peaks[n]
+    bound = (3 * n * BYTES_PER_ROLLOUT) >> 20
+    assert growth < bound, f"peak RSS {peaks[n]} MiB for {n} rows, {peaks[4 * n]} MiB for {4 * n}: over {bound} MiB"

@@ -33,6 +33,8 @@ from vlab.evals.stats import (
     round_figure,
 )
 
+WEIGHT_FIT_ROWS = 200_000  # as many rows as infer_weights reads
+
 # -- the figures ---------------------------------------------------------------------
 
 
@@ -223,17 +225,19 @@ def _grouping(source: EvalSource, cols: Columns, example: np.ndarray, prompt: np
     return group, grouping
 
 
-def _functions(cols: Columns, fn: dict[str, np.ndarray], reward: np.ndarray) -> tuple[tuple[FunctionStats, ...], str]:
-    """Per reward function and metric, with weight and kind; and where the weights came from."""
+def _functions(cols: Columns, reward: np.ndarray) -> tuple[tuple[FunctionStats, ...], str]:
+    """Per reward function and metric, with weight and kind; and where the weights came from.
+    One column is decoded at a time (the weight fit reads the first WEIGHT_FIT_ROWS rows)."""
     if cols.weights:
         weights: dict[str, float | None] = dict(cols.weights)
         weights_source = "written in the file"
     else:
-        weights, exact = infer_weights(fn, reward)
+        head = {name: col.head(WEIGHT_FIT_ROWS) for name, col in cols.fn_cols.items()}
+        weights, exact = infer_weights(head, reward[:WEIGHT_FIT_ROWS])
         weights_source = "inferred (reward = sum of weight x score, exact fit)" if exact else "unknown"
     role = "reward" if cols.weights else "reward or metric"
-    seen = [(name, describe(values), weights.get(name), role) for name, values in fn.items()]
-    seen += [(name, describe(as_numpy(col, np.float64)), None, "metric") for name, col in cols.metric_cols.items()]
+    seen = [(name, describe(col.decode(), owned=True), weights.get(name), role) for name, col in cols.fn_cols.items()]
+    seen += [(name, describe(col.decode(), owned=True), None, "metric") for name, col in cols.metric_cols.items()]
     kinds = catalog.function_kinds([function_facts(name, st, w, r) for name, st, w, r in seen])
     functions = {name: FunctionStats(name, st, w, kinds[name], r) for name, st, w, r in seen}
     return tuple(functions.values()), weights_source
@@ -257,7 +261,7 @@ def analyse(
     stops = as_numpy(cols.truncated, np.int8)  # 1: truncated, 2: ended by the turn limit before it was over
     truncated, turn_limited = stops == 1, stops == 2
     chars = as_numpy(cols.chars, np.int32)
-    tools = as_numpy(cols.tool_calls, np.int32)
+    tools = as_numpy(cols.tool_calls, np.int8)
     fixed_length = 0
     if n and turn_limited.any() and not (tools[turn_limited] > 0).any() and (turn_limited | errored).all():
         fixed_length, turn_limited = int(turn_limited.sum()), np.zeros_like(turn_limited)
@@ -266,6 +270,7 @@ def analyse(
     empty = (chars == 0) & (tools == 0)
     near_empty = (chars > 0) & (chars <= near_empty_chars) & (tools == 0)
     row_keys = as_numpy(cols.row_key, np.int64)
+    row_keys.sort()  # in place, the column's last use: duplicates are equal neighbours (no sorted copy)
     # A judge template's judge_error metric on a rollout that did not error: the classic Rubric scored the judge's
     # failure 0.0. Counted with the judge failures read from error text (an errored rollout is counted there).
     flagged = cols.fn_cols.get(catalog.JUDGE_ERROR_METRIC) or cols.metric_cols.get(catalog.JUDGE_ERROR_METRIC)
@@ -273,7 +278,7 @@ def analyse(
     counts = Counts(
         lines=stats.lines,
         rollouts=n,
-        examples=int(np.unique(group).size) if n else 0,
+        examples=int(np.count_nonzero(np.bincount(group))) if n else 0,
         errored=int(errored.sum()),
         truncated=int(truncated.sum()),
         turn_limited=int(turn_limited.sum()),
@@ -281,7 +286,7 @@ def analyse(
         empty_completions=int(empty.sum()),
         near_empty_completions=int(near_empty.sum()),
         completion_length_known=int((chars >= 0).sum()),
-        duplicate_rows=int(n - np.unique(row_keys).size) if n else 0,
+        duplicate_rows=int(n - 1 - np.count_nonzero(row_keys[1:] != row_keys[:-1])) if n else 0,
         malformed_lines=stats.malformed,
         blank_lines=stats.blank,
         reward_issues=tuple(cols.reward_issues.items()),
@@ -295,13 +300,12 @@ def analyse(
         judge_refusals=cols.judge_errors.get("refusal", 0),
     )
 
-    fn = {name: as_numpy(col, np.float64) for name, col in cols.fn_cols.items()}
-    functions, weights_source = _functions(cols, fn, reward)
+    functions, weights_source = _functions(cols, reward)
     correct = catalog.correctness_function([function_facts(f.name, f.stats, f.weight, f.role) for f in functions])
 
     reward_stats = describe(reward)
     if correct is not None:
-        solved = np.nan_to_num(fn[correct], nan=0.0) >= pass_threshold
+        solved = np.nan_to_num(cols.fn_cols[correct].decode(), copy=False, nan=0.0) >= pass_threshold
         solved_by = f"{correct} >= {pass_threshold}"
     else:
         solved = np.nan_to_num(reward, nan=-math.inf) >= pass_threshold

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,8 +38,9 @@ class Quantiles:
     p100: float | None
 
     @classmethod
-    def of(cls, values: np.ndarray) -> Quantiles:
-        return cls(*(round_figure(x) for x in np.quantile(values, QUANTILES)))
+    def of(cls, values: np.ndarray, overwrite: bool = False) -> Quantiles:
+        """``overwrite``: the values may be reordered in place (no copy)."""
+        return cls(*(round_figure(x) for x in np.quantile(values, QUANTILES, overwrite_input=overwrite)))
 
     def to_data(self) -> dict[str, float | None]:
         return dataclasses.asdict(self)
@@ -87,26 +87,35 @@ class Distribution:
         }
 
 
-def describe(values: np.ndarray) -> Distribution:
-    """mean, std, quantiles and a histogram of the finite values."""
-    v = values[np.isfinite(values)]
+def describe(values: np.ndarray, owned: bool = False) -> Distribution:
+    """mean, std, quantiles and a histogram of the finite values. ``owned``: ``values`` is a copy made for
+    this call, which the quantiles may reorder in place (no second copy of the column)."""
+    finite = np.isfinite(values)
+    every = bool(finite.all())
+    v = values if every else values[finite]  # no copy when every value is finite
+    del finite
     if v.size == 0:
         return Distribution(count=0)
     lo, hi = float(v.min()), float(v.max())
     spread = hi > lo
     counts, edges = np.histogram(v, bins=HIST_BINS if spread else 1, range=(lo, hi) if spread else (lo - 0.5, lo + 0.5))
     uniq = np.unique(v[:200_000]) if v.size > 200_000 else np.unique(v)
+    mean, std = round_figure(v.mean()), round_figure(v.std())
+    binary = bool(np.all((v == 0) | (v == 1)))
+    share_nonzero = round_figure(float(np.mean(v != 0)))
+    # last: with a copy of our own (or the filtered copy) the partition reorders it in place
+    quantiles = Quantiles.of(v, overwrite=owned or not every)
     return Distribution(
         count=int(v.size),
-        mean=round_figure(v.mean()),
-        std=round_figure(v.std()),
+        mean=mean,
+        std=std,
         min=round_figure(lo),
         max=round_figure(hi),
-        quantiles=Quantiles.of(v),
+        quantiles=quantiles,
         histogram=Histogram(tuple(round_figure(e) for e in edges), tuple(int(c) for c in counts)),
-        binary=bool(np.all((v == 0) | (v == 1))),
+        binary=binary,
         distinct_values=int(uniq.size) if uniq.size < 1000 else ">=1000",
-        share_nonzero=round_figure(float(np.mean(v != 0))),
+        share_nonzero=share_nonzero,
     )
 
 
@@ -209,23 +218,31 @@ class Groups:
 def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tuple[Groups, np.ndarray | None]:
     """The groups' statistics, and each example's pass rate (None when no reward is finite)."""
     ok = np.isfinite(reward)
-    g, r, s = group[ok], reward[ok], solved[ok]
+    g, r, s = (group, reward, solved) if ok.all() else (group[ok], reward[ok], solved[ok])  # no copies if all finite
+    del ok
     if g.size == 0:
         return Groups(groups=0), None
     ng = int(g.max()) + 1
-    size = np.bincount(g, minlength=ng)
+    # Per slice of the rows, so the working arrays are a slice's, not the file's. The float sums add the rows in
+    # file order into one array (np.add.at, unbuffered), exactly as one np.bincount over every row would.
+    size = np.zeros(ng, dtype=np.int64)
+    total, sq, passes = np.zeros(ng), np.zeros(ng), np.zeros(ng)
+    for sl in _slices(g.size):
+        size += np.bincount(g[sl], minlength=ng)
+        np.add.at(total, g[sl], r[sl])
+        passes += np.bincount(g[sl][s[sl]], minlength=ng)  # whole counts: exact in any order
     present = size > 0
-    total = np.bincount(g, weights=r, minlength=ng)
     mean = np.divide(total, size, out=np.zeros(ng), where=present)
-    sq = np.bincount(g, weights=(r - mean[g]) ** 2, minlength=ng)
+    del total
+    for sl in _slices(g.size):
+        np.add.at(sq, g[sl], _deviation(r[sl], mean, g[sl], square=True))
     std = np.sqrt(np.divide(sq, size, out=np.zeros(ng), where=present))
-    passes = np.bincount(g, weights=s.astype(float), minlength=ng)
+    del sq
     multi = size >= 2
-    sizes = Counter(size[present].tolist())
     per_example = RolloutsPerExample(
         min=int(size[present].min()),
         max=int(size[present].max()),
-        most_common=int(sizes.most_common(1)[0][0]),
+        most_common=_most_common(size[present]),
     )
     pass_rate = np.divide(passes, size, out=np.zeros(ng), where=present)[present]
     signal = None
@@ -233,8 +250,11 @@ def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tu
         zero = multi & (std <= EPS)
         all_pass = zero & (passes >= size)
         all_fail = zero & (passes <= 0)
-        nonzero_adv = np.abs(r - mean[g]) > EPS
-        in_multi = multi[g]
+        in_multi = nonzero_adv = 0
+        for sl in _slices(g.size):
+            counted = multi[g[sl]]
+            in_multi += int(counted.sum())
+            nonzero_adv += int(((_deviation(r[sl], mean, g[sl], square=False) > EPS) & counted).sum())
         at, all_k = pass_at_k(size[multi], passes[multi].astype(int))
         signal = GroupSignal(
             zero_variance_share=round_figure(zero.sum() / multi.sum()),
@@ -242,7 +262,7 @@ def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tu
             all_pass_share=round_figure(all_pass.sum() / multi.sum()),
             constant_other_share=round_figure((zero & ~all_pass & ~all_fail).sum() / multi.sum()),
             mean_within_group_std=round_figure(std[multi].mean()),
-            nonzero_advantage_share=round_figure(nonzero_adv[in_multi].mean()),
+            nonzero_advantage_share=round_figure(nonzero_adv / in_multi),  # as the mean of a boolean array
             pass_at_k=at,
             pass_all_k=all_k,
         )
@@ -252,11 +272,35 @@ def group_stats(group: np.ndarray, reward: np.ndarray, solved: np.ndarray) -> tu
     return groups, pass_rate
 
 
+ROW_SLICE = 1 << 20
+
+
+def _slices(n: int) -> list[slice]:
+    return [slice(i, i + ROW_SLICE) for i in range(0, n, ROW_SLICE)]
+
+
+def _most_common(values: np.ndarray) -> int:
+    """The most common value; of several, the first seen (as Counter.most_common(1) picks)."""
+    counts = np.bincount(values)  # group sizes: small whole numbers
+    top = np.flatnonzero(counts == counts.max())
+    return int(top[0] if top.size == 1 else min(top, key=lambda v: int(np.argmax(values == v))))
+
+
+def _deviation(r: np.ndarray, mean: np.ndarray, g: np.ndarray, *, square: bool) -> np.ndarray:
+    """(r - mean[g]) squared or absolute, in one new array (the same figures as the plain expression)."""
+    d = mean[g]
+    np.subtract(r, d, out=d)
+    return np.multiply(d, d, out=d) if square else np.abs(d, out=d)
+
+
 def pass_at_k(n: np.ndarray, c: np.ndarray) -> tuple[KFigures, KFigures]:
     """Unbiased pass@k = 1 - C(n-c,k)/C(n,k) and pass^k = C(c,k)/C(n,k), k = powers of 2 up to
     the smallest group (as verifiers computes them), averaged over groups."""
     kmax = int(n.min())
-    pairs, counts = np.unique(np.stack([n, c]), axis=1, return_counts=True)
+    # the distinct (n, c) pairs in (n, c) order, through one integer key (no stacked copies of every group)
+    base = int(c.max()) + 1
+    keys, counts = np.unique(n.astype(np.int64) * base + c, return_counts=True)
+    pairs = np.stack([keys // base, keys % base])
     at, allk = [], []
     k = 1
     while k <= kmax:
