@@ -384,3 +384,48 @@ def test_prime_rl_classic_max_turns_reached_of_single_turn_rollouts_is_not_a_tur
     run = _prime_rl_with_stops(tmp_path, "fixed", {"max_turns_reached": 1.0}, 2, num_turns_min=2)
     _, obj = call(capsys, "--run", str(run))
     assert "turn-limit" not in checks(obj), obj["checks"]
+
+
+def _solved_run(out: Path, learned: bool) -> Path:
+    """local_train's metrics where the zero-advantage share climbs 0.1 -> 0.85: in one run because the model
+    comes to solve every group (reward 0.2 -> 0.95), in the other because groups come to fail together."""
+    rows = []
+    for i in range(30):
+        t = i / 29
+        zero = 0.1 + 0.75 * t
+        solved_all = (0.82 * t) if learned else 0.2 * t
+        reward = (0.2 + 0.75 * t) if learned else 0.3
+        rows.append(
+            {
+                "step": i + 1,
+                "reward_mean": reward,
+                "reward_std": 0.3,
+                "zero_adv_group_frac": zero,
+                "solved_all_frac": solved_all,
+                "solved_none_frac": zero - solved_all,
+                "num_rollouts": 128,
+                "num_train_sequences": int(128 * (1 - zero)),
+                "errors": 0,
+                "truncated_frac": 0.0,
+                "completion_len_mean": 100.0,
+                "entropy": 1.0 - 0.1 * t,
+                "loss": 0.0,
+                "grad_norm": 0.3,
+                "lr": 1e-6,
+            }
+        )
+    path = out / "logs" / "metrics.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return out
+
+
+def test_zero_advantage_from_groups_all_solved_is_learning_not_an_alarm(tmp_path, capsys):
+    code, obj = call(capsys, "--run", str(_solved_run(tmp_path / "learned", learned=True)))
+    finding = next(f for f in obj["data"]["findings"] if f["id"] == "zero-advantage")
+    assert finding["status"] == "pass", finding
+    assert "all pass" in finding["message"] and "zero-advantage" not in checks(obj)
+    code, obj = call(capsys, "--run", str(_solved_run(tmp_path / "lost", learned=False)))
+    found = checks(obj)
+    assert "zero-advantage" in found, obj["checks"]
+    assert "does not solve every time" in found["zero-advantage"]["message"]

@@ -222,15 +222,33 @@ def _share_check(ctx: Context, name: str, fid: str, what: str, high: float, fail
 
 
 def check_zero_advantage(ctx: Context) -> list[Finding]:
-    return _share_check(
-        ctx,
-        "zero_adv_frac",
-        "zero-advantage",
-        "share of groups with zero advantage (all pass or all fail)",
-        T["zero_adv_high"],
-        T["zero_adv_fail"],
-        40,
+    """Groups whose rollouts all scored the same teach nothing. Where the source says how many of them all pass
+    (prime-rl's solved_all, local_train's solved_all_frac), those are the task learned, not a lost signal: the
+    thresholds then apply to the groups without signal that the model does not solve every time."""
+    what = "share of groups with zero advantage (all pass or all fail)"
+    out = _share_check(ctx, "zero_adv_frac", "zero-advantage", what, T["zero_adv_high"], T["zero_adv_fail"], 40)
+    s = ctx.s
+    if not out or not s.has("solved_all"):
+        return out
+    s.cols["zero_adv_unsolved"] = np.clip(s.col("zero_adv_frac") - s.col("solved_all"), 0.0, 1.0)
+    s.keys["zero_adv_unsolved"] = f"{s.keys.get('zero_adv_frac')} - {s.keys.get('solved_all')}"
+    unsolved_what = "share of groups with zero advantage that the model does not solve every time"
+    unsolved = _share_check(
+        ctx, "zero_adv_unsolved", "zero-advantage", unsolved_what, T["zero_adv_high"], T["zero_adv_fail"], 40
     )
+    if unsolved:
+        return unsolved
+    f = out[0]
+    solved = window(s.steps, s.col("solved_all"), "last")
+    f.status = "pass"
+    f.evidence["solved_all_last_window"] = solved.to_dict() if solved else None
+    f.message += (
+        f" (of which {fmt(solved.mean)} all pass: groups the model solves every time, the task learned, not a lost"
+        " signal)"
+        if solved
+        else " (the groups all pass)"
+    )
+    return out
 
 
 def check_truncation(ctx: Context, reward_rising: bool) -> list[Finding]:

@@ -37,8 +37,8 @@ ALIASES: dict[str, list[str | re.Pattern]] = {
     "reward_min": [re.compile(rf"^train/agg/all/{_AGENT}/reward/min$"), "reward/all/min"],
     "reward_max": [re.compile(rf"^train/agg/all/{_AGENT}/reward/max$"), "reward/all/max"],
     "zero_adv_frac": ["zero_adv_group_frac"],
-    "solved_none": [re.compile(rf"^train/agg/all/{_AGENT}/solved_none$"), "solve_none/all"],
-    "solved_all": [re.compile(rf"^train/agg/all/{_AGENT}/solved_all$"), "solve_all/all"],
+    "solved_none": [re.compile(rf"^train/agg/all/{_AGENT}/solved_none$"), "solve_none/all", "solved_none_frac"],
+    "solved_all": [re.compile(rf"^train/agg/all/{_AGENT}/solved_all$"), "solve_all/all", "solved_all_frac"],
     "truncated_frac": [
         "truncated_frac",
         re.compile(rf"^train/agg/all/{_AGENT}/is_truncated/mean$"),
