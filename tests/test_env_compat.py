@@ -526,7 +526,9 @@ def test_make_runtime(v1):
                 await runtime.stop()
 
         assert run(go()) == (0, "seen")
-        assert run(compat.validate_in_runtime(tasks[0], 10)) is None  # the whole path; T defines no check
+        # the whole path; T defines no check: the base Task.validate says None ("no model-free check") in 0.4.0
+        # and True in the verifiers.v1 that 0.3.1 ships; either way nothing is rejected
+        assert run(compat.validate_in_runtime(tasks[0], 10)) is (True if VERIFIERS.classic else None)
 
 
 @pytest.mark.v1
