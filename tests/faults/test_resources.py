@@ -89,6 +89,18 @@ def _alive(pids: set[int]) -> set[int]:
     return alive
 
 
+# a reward body that starts a daemon (setsid and a second fork) and records its pid in PIDS
+DAEMON = (
+    "    import os, time\n"
+    "    r, w = os.pipe()\n"
+    "    if os.fork() == 0:\n"
+    "        os.setsid()\n"
+    "        if os.fork() == 0:\n"
+    "            os.write(w, f'{os.getpid()}\\n'.encode())\n"
+    "            time.sleep(300)\n"
+    "        os._exit(0)\n"
+    "    open(PIDS, 'a').write(os.read(r, 64).decode())\n"
+)
 # name: the reward's body; it records every pid it starts (one per line) in PIDS and returns 0.0
 LEFTOVERS = {
     "forks_every_call": (
@@ -106,31 +118,9 @@ LEFTOVERS = {
         "    open(PIDS, 'a').write(f'{p.pid}\\n')\n"
         "    return 0.0"
     ),
-    "double_forked_daemon": (
-        "    import os, time\n"
-        "    r, w = os.pipe()\n"
-        "    if os.fork() == 0:\n"
-        "        os.setsid()\n"
-        "        if os.fork() == 0:\n"
-        "            os.write(w, f'{os.getpid()}\\n'.encode())\n"
-        "            time.sleep(300)\n"
-        "        os._exit(0)\n"
-        "    open(PIDS, 'a').write(os.read(r, 64).decode())\n"
-        "    return 0.0"
-    ),
+    "double_forked_daemon": DAEMON + "    return 0.0",
     # the worker dies with its daemon still running: its subreaper is gone, so the daemon went to init
-    "double_forked_daemon_then_os_exit": (
-        "    import os, time\n"
-        "    r, w = os.pipe()\n"
-        "    if os.fork() == 0:\n"
-        "        os.setsid()\n"
-        "        if os.fork() == 0:\n"
-        "            os.write(w, f'{os.getpid()}\\n'.encode())\n"
-        "            time.sleep(300)\n"
-        "        os._exit(0)\n"
-        "    open(PIDS, 'a').write(os.read(r, 64).decode())\n"
-        "    os._exit(0)"
-    ),
+    "double_forked_daemon_then_os_exit": DAEMON + "    os._exit(0)",
 }
 
 
