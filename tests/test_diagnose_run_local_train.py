@@ -130,6 +130,7 @@ def test_healthy_run_has_no_false_alarm(runs, tmp_path):
     assert any(c["id"] == "reward-rising" for c in obj["checks"]), obj["checks"]
     assert obj["data"]["deltas"] == [] and not [f for f in obj["data"]["stops_fired"] if f["verdict"] == "fail"]
     assert obj["data"]["run"]["fields"]["entropy"] == "entropy"  # local_train logs its entropy estimate
+    assert obj["data"]["run"]["fields"]["solved_all"] == "solved_all_frac"  # and how many groups all pass
     assert (tmp_path / "healthy.png").stat().st_size > 10_000
 
 

@@ -307,8 +307,8 @@ class Trainer:
             "zero_adv_group_frac": float(zero.float().mean()),
             # of those, groups that all pass (every rollout at 1, the top of verifiers' 0-1 correctness scale) and
             # all fail (every rollout at 0 or below): diagnose_run tells learning the task from a lost signal by them
-            "solved_all_frac": float((rewards.view(-1, self.cfg.group_size).min(dim=1).values >= 1.0).float().mean()),
-            "solved_none_frac": float((rewards.view(-1, self.cfg.group_size).max(dim=1).values <= 0.0).float().mean()),
+            "solved_all_frac": float((rewards.view(zero.numel(), -1).min(dim=1).values >= 1.0).float().mean()),
+            "solved_none_frac": float((rewards.view(zero.numel(), -1).max(dim=1).values <= 0.0).float().mean()),
             "num_rollouts": len(rollouts),
             "num_train_sequences": n_seqs,
             "errors": sum(1 for r in rollouts if r.error),
