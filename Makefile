@@ -29,7 +29,7 @@ demo: .venv/vf031/.installed .venv/vf040/.installed
 	PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" bash demo/run.sh
 
 # Lint and format check first (fast), then both verifiers generations, each in its own virtual environment.
-# One after the other: both at once on 2 cores took 29 min instead of about 47 and passed (local_train's runs
+# One after the other: both at once on 2 cores took 29 min instead of about 47 with no load failure (local_train's runs
 # are reproducible under load since each rollout samples from its own seed), but the worker-timeout and
 # fault tests keep more headroom on a quiet machine, and CI's 90 minutes hold the sequential run.
 test: lint test-031 test-040
