@@ -228,10 +228,8 @@ def check_zero_advantage(ctx: Context) -> list[Finding]:
     what = "share of groups with zero advantage (all pass or all fail)"
     out = _share_check(ctx, "zero_adv_frac", "zero-advantage", what, T["zero_adv_high"], T["zero_adv_fail"], 40)
     s = ctx.s
-    if not out or not s.has("solved_all"):
+    if not out or not s.has("zero_adv_unsolved"):
         return out
-    s.cols["zero_adv_unsolved"] = np.clip(s.col("zero_adv_frac") - s.col("solved_all"), 0.0, 1.0)
-    s.keys["zero_adv_unsolved"] = f"{s.keys.get('zero_adv_frac')} - {s.keys.get('solved_all')}"
     unsolved_what = "share of groups with zero advantage that the model does not solve every time"
     unsolved = _share_check(
         ctx, "zero_adv_unsolved", "zero-advantage", unsolved_what, T["zero_adv_high"], T["zero_adv_fail"], 40

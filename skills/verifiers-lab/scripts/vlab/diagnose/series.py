@@ -308,6 +308,9 @@ def _derive(s: Series) -> None:
     if not s.has("zero_adv_frac") and s.has("solved_none") and s.has("solved_all"):
         s.cols["zero_adv_frac"] = s.col("solved_none") + s.col("solved_all")
         s.keys["zero_adv_frac"] = f"{s.keys['solved_none']} + {s.keys['solved_all']}"
+    if s.has("zero_adv_frac") and s.has("solved_all"):  # groups without signal the model does not solve every time
+        s.cols["zero_adv_unsolved"] = np.clip(s.col("zero_adv_frac") - s.col("solved_all"), 0.0, 1.0)
+        s.keys["zero_adv_unsolved"] = f"{s.keys['zero_adv_frac']} - {s.keys['solved_all']}"
     if not s.has("error_frac") and s.has("errors") and s.has("rollouts"):
         with np.errstate(divide="ignore", invalid="ignore"):
             s.cols["error_frac"] = s.col("errors") / s.col("rollouts")
