@@ -256,8 +256,9 @@ def _eval_rows(path, rows: int) -> None:
 
 @pytest.mark.slow
 def test_check_reward_distribution_memory_grows_within_its_per_rollout_budget(tmp_path):
-    """N and 4N rollouts (about 9 s): the peak grows by at most BYTES_PER_ROLLOUT a rollout, so a 10 million row
-    file stays under 10M x 80 B = 800 MB over the fixed part (measured: 648 MB in all; 1,309 MB before)."""
+    """N and 4N rollouts under the row budget (about 9 s): the peak grows by at most BYTES_PER_ROLLOUT a rollout,
+    so the default budget's 1,000,000 rollouts hold at most 80 MB over the fixed part; past it the peak is flat
+    (the next test)."""
     n = 250_000
     peaks = {}
     for rows in (n, 4 * n):
@@ -269,4 +270,34 @@ def test_check_reward_distribution_memory_grows_within_its_per_rollout_budget(tm
         assert obj["data"]["groups"]["examples"] == rows // 4 and obj["data"]["solve_rate"] == 0.6667
     growth = peaks[4 * n] - peaks[n]
     bound = (3 * n * BYTES_PER_ROLLOUT) >> 20
+    assert growth < bound, f"peak RSS {peaks[n]} MiB for {n} rows, {peaks[4 * n]} MiB for {4 * n}: over {bound} MiB"
+
+
+# Past --max-rollouts-in-memory the columns hold a sample of whole examples and every row read is tallied
+# (vlab/evals/sampling.py, tally.py): what the tool holds no longer grows with the file. What may still differ
+# between N and 4N rows: the reading processes' parts (PART_BYTES, two a worker ahead), allocator slack.
+FLAT_SLACK_MIB = 16
+
+
+@pytest.mark.slow
+def test_check_reward_distribution_memory_is_flat_past_its_row_budget(tmp_path):
+    """N and 4N rollouts (about 9 s) with a budget of N/10: the peak grows by less than the budget's own rows
+    (its share of BYTES_PER_ROLLOUT) and a fixed slack; every count stays exact (10 million rows with the
+    default budget: 147 MB in the parent, 248 MB with its readers; 648 MB before)."""
+    n, budget = 250_000, 25_000
+    peaks = {}
+    for rows in (n, 4 * n):
+        path = tmp_path / f"rows{rows}.jsonl"
+        _eval_rows(path, rows)
+        code, obj, _, peaks[rows] = _script(
+            "check_reward_distribution", "--results", str(path), "--json", "--max-rollouts-in-memory", str(budget)
+        )
+        path.unlink()
+        data = obj["data"]
+        assert code == 0 and data["counts"]["rollouts"] == rows, obj["summary"]
+        assert data["sample"]["rollouts_read"] == rows and data["sample"]["rollouts_kept"] <= budget
+        assert data["counts"]["examples"] == rows // 4 and data["solve_rate"] == 0.6667
+        assert data["groups"]["rollouts_per_example"] == {"min": 4, "max": 4, "most_common": 4}
+    growth = peaks[4 * n] - peaks[n]
+    bound = ((budget * BYTES_PER_ROLLOUT) >> 20) + FLAT_SLACK_MIB
     assert growth < bound, f"peak RSS {peaks[n]} MiB for {n} rows, {peaks[4 * n]} MiB for {4 * n}: over {bound} MiB"

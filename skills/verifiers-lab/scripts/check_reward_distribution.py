@@ -8,11 +8,12 @@ from vlab.core import numbers
 from vlab.core.cli import main_guard, make_parser, run_request
 from vlab.evals.check import CheckRequest, check_reward_distribution
 from vlab.evals.render import render
+from vlab.evals.sampling import DEFAULT_ROW_BUDGET
 from vlab.evals.verdicts import Thresholds
 
 DESCRIPTION = """\
 Will this environment teach the model anything? GRPO-style training learns only from groups
-of rollouts whose rewards differ. This reads eval results (streaming, any size) and reports:
+of rollouts whose rewards differ. This reads eval results (any size, in flat memory) and reports:
 counts (rollouts, examples, rollouts per example, errors, truncation, empty completions,
 duplicates), reward statistics and a histogram per reward function and metric, which function
 looks like correctness and which like format/shaping, pass@k, group signal (zero-variance
@@ -61,6 +62,14 @@ def build_parser():
         "--plot", metavar="FILE.png", help="draw the reward histograms and the pass-rate histogram (needs matplotlib)"
     )
     parser.add_argument("--force", action="store_true", help="replace an existing --plot file")
+    parser.add_argument(
+        "--max-rollouts-in-memory",
+        metavar="N",
+        type=numbers.integer(1),
+        default=DEFAULT_ROW_BUDGET,
+        help="rollouts held in memory (default %(default)s, about 60 bytes each); beyond, the group figures come "
+        "from a sample of whole examples, while counts, shares and the verdicts one row can prove (an empty completion paid) stay exact",
+    )
     return parser
 
 
@@ -68,7 +77,12 @@ def request(args) -> CheckRequest:
     thresholds = Thresholds(**{name: getattr(args, name) for name, *_ in Thresholds.options()})
     search_dirs = tuple(args.search_dir) if args.search_dir else None
     return CheckRequest(
-        results=args.results, search_dirs=search_dirs, thresholds=thresholds, plot=args.plot, force=args.force
+        results=args.results,
+        search_dirs=search_dirs,
+        thresholds=thresholds,
+        plot=args.plot,
+        force=args.force,
+        row_budget=args.max_rollouts_in_memory,
     )
 
 

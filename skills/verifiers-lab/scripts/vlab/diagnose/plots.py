@@ -303,8 +303,9 @@ def eval_plot_inputs(data: dict[str, Any], rollouts) -> tuple[dict[str, tuple[li
     return functions, [s / n for s, n in solved.values() if n]
 
 
-def draw_eval(result, source, path: str, force: bool = False) -> None:
-    """check_reward_distribution --plot: draw, and report it as a check (exit 3 without matplotlib)."""
+def draw_eval(result, source, path: str, force: bool = False, pass_rates: list[float] | None = None) -> None:
+    """check_reward_distribution --plot: draw, and report it as a check (exit 3 without matplotlib).
+    ``pass_rates``: the checker's own per-example pass rates (else they are read again from the rollouts)."""
     from vlab.core.result import EXIT_PREREQ
     from vlab.evals.read import iter_rows
 
@@ -313,7 +314,8 @@ def draw_eval(result, source, path: str, force: bool = False) -> None:
         result.skip("plot", f"--plot {path}: no rollouts with rewards to draw")
         return
     try:
-        functions, pass_rates = eval_plot_inputs(data, iter_rows(source))
+        functions, read_rates = eval_plot_inputs(data, iter_rows(source) if pass_rates is None else ())
+        pass_rates = read_rates if pass_rates is None else pass_rates
         drawn = plot_distribution(functions, pass_rates, path, title=str(source.path), force=force)
     except PrerequisiteError as err:
         result.fail("plot", f"--plot {path} not drawn: {err.message}", err.hint, exit_code=EXIT_PREREQ)

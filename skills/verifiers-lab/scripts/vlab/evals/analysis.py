@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 
 from vlab import catalog
-from vlab.evals.columns import Columns, as_numpy
+from vlab.evals.coded import as_numpy
+from vlab.evals.columns import Columns
 from vlab.evals.read import ReadStats
+from vlab.evals.sampling import Sample
 from vlab.evals.source import V1_TRACES, EvalSource
 from vlab.evals.stats import (
     Distribution,
@@ -32,6 +34,7 @@ from vlab.evals.stats import (
     infer_weights,
     round_figure,
 )
+from vlab.evals.tally import REWARD, RowTally
 
 WEIGHT_FIT_ROWS = 200_000  # as many rows as infer_weights reads
 
@@ -171,6 +174,7 @@ class Analysis:
     metadata_disagreements: tuple[str, ...]
     # each example's pass rate (read-only; None when no reward is finite), for the group-size estimate
     example_pass_rates: np.ndarray | None = field(default=None, compare=False, repr=False)
+    sample: Sample | None = None  # the group figures come from a sample of the examples (``sampling``)
 
     def function(self, name: str) -> FunctionStats:
         return next(f for f in self.functions if f.name == name)
@@ -205,6 +209,8 @@ class Analysis:
         if self.pass_rate_per_example is not None:
             d["pass_rate_per_example"] = self.pass_rate_per_example.to_data()
         d["metadata_disagreements"] = list(self.metadata_disagreements)
+        if self.sample is not None:
+            d["sample"] = self.sample.to_data()
         return d
 
 
@@ -225,7 +231,7 @@ def _grouping(source: EvalSource, cols: Columns, example: np.ndarray, prompt: np
     return group, grouping
 
 
-def _functions(cols: Columns, reward: np.ndarray) -> tuple[tuple[FunctionStats, ...], str]:
+def _functions(cols: Columns, reward: np.ndarray, tally: RowTally) -> tuple[tuple[FunctionStats, ...], str]:
     """Per reward function and metric, with weight and kind; and where the weights came from.
     One column is decoded at a time (the weight fit reads the first WEIGHT_FIT_ROWS rows)."""
     if cols.weights:
@@ -236,8 +242,10 @@ def _functions(cols: Columns, reward: np.ndarray) -> tuple[tuple[FunctionStats, 
         weights, exact = infer_weights(head, reward[:WEIGHT_FIT_ROWS])
         weights_source = "inferred (reward = sum of weight x score, exact fit)" if exact else "unknown"
     role = "reward" if cols.weights else "reward or metric"
-    seen = [(name, describe(col.decode(), owned=True), weights.get(name), role) for name, col in cols.fn_cols.items()]
-    seen += [(name, describe(col.decode(), owned=True), None, "metric") for name, col in cols.metric_cols.items()]
+    seen = [
+        (name, _distribution(col.decode(), tally, name), weights.get(name), role) for name, col in cols.fn_cols.items()
+    ]
+    seen += [(name, _distribution(col.decode(), tally, name), None, "metric") for name, col in cols.metric_cols.items()]
     kinds = catalog.function_kinds([function_facts(name, st, w, r) for name, st, w, r in seen])
     functions = {name: FunctionStats(name, st, w, kinds[name], r) for name, st, w, r in seen}
     return tuple(functions.values()), weights_source
@@ -248,45 +256,42 @@ def function_facts(name: str, stats: Distribution, weight: float | None, role: s
     return catalog.FunctionFacts(name, weight, catalog.Scores(stats.count, stats.min, stats.max, stats.binary), role)
 
 
-def analyse(
-    source: EvalSource, cols: Columns, stats: ReadStats, *, pass_threshold: float, near_empty_chars: int
-) -> Analysis:
-    """The figures of every rollout. A rollout is solved when the correctness function (else the
-    reward) reaches ``pass_threshold``; completions of at most ``near_empty_chars`` are near-empty."""
+def analyse(source: EvalSource, cols: Columns, stats: ReadStats) -> Analysis:
+    """The figures of every rollout. A rollout is solved when the correctness function (else the reward) reaches
+    the pass threshold of ``cols.spec``; completions of at most its ``near_empty_chars`` are near-empty. Beyond
+    the columns' row budget, the group figures come from the sample of examples they hold (``sampling``), the
+    counts and shares from the tally of every row (``tally``)."""
+    tally = cols.finish()
+    spec = cols.spec
     n = cols.n
     reward = as_numpy(cols.reward, np.float64)
     example = cols.example_group_codes()
     prompt = as_numpy(cols.prompt, np.int32)
-    errored = as_numpy(cols.errored, np.int8).astype(bool)
-    stops = as_numpy(cols.truncated, np.int8)  # 1: truncated, 2: ended by the turn limit before it was over
-    truncated, turn_limited = stops == 1, stops == 2
-    chars = as_numpy(cols.chars, np.int32)
-    tools = as_numpy(cols.tool_calls, np.int8)
-    fixed_length = 0
-    if n and turn_limited.any() and not (tools[turn_limited] > 0).any() and (turn_limited | errored).all():
-        fixed_length, turn_limited = int(turn_limited.sum()), np.zeros_like(turn_limited)
     group, grouping = _grouping(source, cols, example, prompt)
-
-    empty = (chars == 0) & (tools == 0)
-    near_empty = (chars > 0) & (chars <= near_empty_chars) & (tools == 0)
+    del example, prompt
     row_keys = as_numpy(cols.row_key, np.int64)
     row_keys.sort()  # in place, the column's last use: duplicates are equal neighbours (no sorted copy)
-    # A judge template's judge_error metric on a rollout that did not error: the classic Rubric scored the judge's
-    # failure 0.0. Counted with the judge failures read from error text (an errored rollout is counted there).
-    flagged = cols.fn_cols.get(catalog.JUDGE_ERROR_METRIC) or cols.metric_cols.get(catalog.JUDGE_ERROR_METRIC)
-    silent = int(((as_numpy(flagged, np.float64) > 0) & ~errored).sum()) if flagged is not None and n else 0
+    duplicates = int(n - 1 - np.count_nonzero(row_keys[1:] != row_keys[:-1])) if n else 0
+    del row_keys
+    examples = int(np.count_nonzero(np.bincount(group))) if n else 0
+    sample = cols.sample(examples)
+    fixed_length, turn_limited = 0, tally.turn_limited
+    if turn_limited and not tally.turn_limited_with_tools and tally.turn_limited_or_errored == tally.rows:
+        fixed_length, turn_limited = turn_limited, 0
     counts = Counts(
         lines=stats.lines,
-        rollouts=n,
-        examples=int(np.count_nonzero(np.bincount(group))) if n else 0,
-        errored=int(errored.sum()),
-        truncated=int(truncated.sum()),
-        turn_limited=int(turn_limited.sum()),
+        rollouts=tally.rows,
+        # a sampled file's: rollouts read x examples per rollout held (groups of one size make it exact); so the
+        # duplicates (a copy shares its original's example, so both are held or neither)
+        examples=round(tally.rows * examples / n) if sample is not None and n else examples,
+        errored=tally.errored,
+        truncated=tally.truncated,
+        turn_limited=turn_limited,
         fixed_length=fixed_length,
-        empty_completions=int(empty.sum()),
-        near_empty_completions=int(near_empty.sum()),
-        completion_length_known=int((chars >= 0).sum()),
-        duplicate_rows=int(n - 1 - np.count_nonzero(row_keys[1:] != row_keys[:-1])) if n else 0,
+        empty_completions=tally.empty,
+        near_empty_completions=tally.near_empty,
+        completion_length_known=tally.length_known,
+        duplicate_rows=round(duplicates * tally.rows / n) if sample is not None and n else duplicates,
         malformed_lines=stats.malformed,
         blank_lines=stats.blank,
         reward_issues=tuple(cols.reward_issues.items()),
@@ -295,24 +300,24 @@ def analyse(
         other_shape_rows=stats.other_shape_rows,
         episodes=stats.episodes if source.shape == V1_TRACES else None,
         error_kinds=tuple(cols.error_kinds.most_common(5)),
-        judge_errors=cols.judge_errors.get("error", 0) + silent,
-        judge_scored_zero=silent,
+        # A judge template's judge_error metric on a rollout that did not error: the classic Rubric scored the
+        # judge's failure 0.0. Counted with the judge failures read from error text (an errored one is there).
+        judge_errors=cols.judge_errors.get("error", 0) + tally.judge_flagged,
+        judge_scored_zero=tally.judge_flagged,
         judge_refusals=cols.judge_errors.get("refusal", 0),
     )
 
-    functions, weights_source = _functions(cols, reward)
+    functions, weights_source = _functions(cols, reward, tally)
     correct = catalog.correctness_function([function_facts(f.name, f.stats, f.weight, f.role) for f in functions])
 
-    reward_stats = describe(reward)
+    reward_stats = _distribution(reward, tally, REWARD, owned=False)
     if correct is not None:
-        solved = np.nan_to_num(cols.fn_cols[correct].decode(), copy=False, nan=0.0) >= pass_threshold
-        solved_by = f"{correct} >= {pass_threshold}"
+        solved = np.nan_to_num(cols.fn_cols[correct].decode(), copy=False, nan=0.0) >= spec.pass_threshold
+        solved_by = f"{correct} >= {spec.pass_threshold}"
     else:
-        solved = np.nan_to_num(reward, nan=-math.inf) >= pass_threshold
-        solved_by = f"reward >= {pass_threshold}"
-    valid = np.isfinite(reward)
-    failed = errored | empty
-    healthy = valid & ~failed
+        solved = np.nan_to_num(reward, nan=-math.inf) >= spec.pass_threshold
+        solved_by = f"reward >= {spec.pass_threshold}"
+    candidate = correct if correct is not None else REWARD
 
     groups, pass_rates = group_stats(group, reward, solved)
     per_example = None
@@ -326,6 +331,7 @@ def analyse(
             mixed=int(((pass_rates > 0) & (pass_rates < 1)).sum()),
         )
 
+    t = tally
     return Analysis(
         source=source,
         grouping=grouping,
@@ -335,33 +341,63 @@ def analyse(
         correctness_function=correct,
         reward=reward_stats,
         solved_by=solved_by,
-        solve_rate=round_figure(float(solved[valid].mean())) if valid.any() else None,
-        generation_failed_share=round_figure(float(failed.mean())) if n else None,
+        solve_rate=round_figure(t.solved.get(candidate, 0) / t.finite) if t.finite else None,
+        generation_failed_share=round_figure(t.failed / t.rows) if t.rows else None,
         reward_without_failed=RewardWithoutFailed(
-            mean=round_figure(float(reward[healthy].mean())) if healthy.any() else None,
-            rollouts=int(healthy.sum()),
+            mean=round_figure(t.healthy_sum / t.healthy) if t.healthy else None, rollouts=t.healthy
         ),
         empty_completion_reward=EmptyCompletionReward(
-            empty_with_positive_reward=int((empty & valid & (np.nan_to_num(reward) > 0)).sum()),
-            empty_solved=int((empty & solved).sum()),
-            near_empty_solved=int((near_empty & solved).sum()),
-            mean_reward_empty=round_figure(float(reward[empty & valid].mean())) if (empty & valid).any() else None,
+            empty_with_positive_reward=t.empty_paid,
+            empty_solved=t.empty_solved.get(candidate, 0),
+            near_empty_solved=t.near_empty_solved.get(candidate, 0),
+            mean_reward_empty=round_figure(t.empty_finite_sum / t.empty_finite) if t.empty_finite else None,
         ),
         groups=groups,
         pass_rate_per_example=per_example,
-        metadata_disagreements=_disagreements(source, groups, counts, reward_stats),
+        metadata_disagreements=_disagreements(source, groups, counts, reward_stats, sample),
         example_pass_rates=pass_rates,
+        sample=sample,
     )
 
 
-def _disagreements(source: EvalSource, groups: Groups, counts: Counts, reward: Distribution) -> tuple[str, ...]:
-    """Where the run's metadata and the rows disagree (the rows win)."""
+def _distribution(values: np.ndarray, tally: RowTally, name: str, owned: bool = True) -> Distribution:
+    """A column's distribution; of a sampled file, with the figures of every row (``tally.Moments``) in place of
+    the sample's, its histogram drawn over their range."""
+    m = tally.moments.get(name) if tally.moments is not None else None
+    if m is None:
+        return describe(values, owned=owned)
+    if not m.count:
+        return Distribution(count=0)
+    seen = describe(values, owned=owned, value_range=(m.min, m.max))
+    return dataclasses.replace(
+        seen,
+        count=m.count,
+        mean=round_figure(m.mean),
+        std=round_figure(m.std),
+        min=round_figure(m.min),
+        max=round_figure(m.max),
+        binary=m.nonbinary == 0,
+        share_nonzero=round_figure(m.nonzero / m.count),
+    )
+
+
+def _disagreements(
+    source: EvalSource, groups: Groups, counts: Counts, reward: Distribution, sample: Sample | None
+) -> tuple[str, ...]:
+    """Where the run's metadata and the rows disagree (the rows win). Of a sampled file the examples are an
+    estimate, and when rows were cut the groups are partial: those are not compared."""
     meta = source.metadata
     disagree = []
     rpe = groups.rollouts_per_example.most_common if groups.rollouts_per_example is not None else None
-    if meta.rollouts_per_example is not None and rpe is not None and meta.rollouts_per_example != rpe:
+    partial = sample is not None and sample.cut
+    if meta.rollouts_per_example is not None and rpe is not None and meta.rollouts_per_example != rpe and not partial:
         disagree.append(f"rollouts per example: metadata says {meta.rollouts_per_example}, data has {rpe}")
-    if meta.num_examples is not None and meta.num_examples != counts.examples and meta.num_examples not in (-1, None):
+    if (
+        sample is None
+        and meta.num_examples is not None
+        and meta.num_examples != counts.examples
+        and meta.num_examples not in (-1, None)
+    ):
         disagree.append(f"examples: metadata says {meta.num_examples}, data has {counts.examples}")
     if isinstance(meta.avg_reward, (int, float)) and reward.mean is not None:
         if abs(meta.avg_reward - reward.mean) > 1e-3:

@@ -16,7 +16,9 @@ from vlab.evals.answers import judge_answers, read_answers
 from vlab.evals.columns import collect
 from vlab.evals.read import ReadStats, read_validate_rows
 from vlab.evals.recommend import recommend
+from vlab.evals.sampling import DEFAULT_ROW_BUDGET
 from vlab.evals.source import V1_VALIDATE, EvalSource, locate
+from vlab.evals.tally import TallySpec
 from vlab.evals.validate import ValidateAnalysis, analyse_validate, judge_validate
 from vlab.evals.verdicts import Thresholds, judge, judge_input
 
@@ -28,6 +30,7 @@ class CheckRequest:
     thresholds: Thresholds = Thresholds()
     plot: str | None = None  # draw the reward and pass-rate histograms here (needs matplotlib)
     force: bool = False  # replace an existing plot file
+    row_budget: int = DEFAULT_ROW_BUDGET  # rollouts held in memory; beyond, the groups of a sample (``sampling``)
 
     def __post_init__(self) -> None:
         self.thresholds.validate()  # bad thresholds are a UsageError (exit 2) before anything is read
@@ -38,15 +41,16 @@ def check_reward_distribution(request: CheckRequest, result: Result) -> Analysis
     UsageError (exit 2) for bad thresholds, missing or unreadable results."""
     source = locate(request.results, request.search_dirs)
     log(f"reading {source.path} ({source.shape})")
-    report = _check(source, request.thresholds, result)
+    report = _check(source, request.thresholds, result, request.row_budget)
     if request.plot:
         from vlab.diagnose.plots import draw_eval
 
-        draw_eval(result, source, request.plot, request.force)
+        rates = getattr(report, "example_pass_rates", None)  # the analysis' own (none for vf-validate output)
+        draw_eval(result, source, request.plot, request.force, None if rates is None else rates.tolist())
     return report
 
 
-def _check(source: EvalSource, th: Thresholds, result: Result) -> Analysis | ValidateAnalysis:
+def _check(source: EvalSource, th: Thresholds, result: Result, row_budget: int) -> Analysis | ValidateAnalysis:
     stats = ReadStats()
     if source.shape == V1_VALIDATE:
         validation = analyse_validate(source, read_validate_rows(source, stats))
@@ -54,13 +58,8 @@ def _check(source: EvalSource, th: Thresholds, result: Result) -> Analysis | Val
         result.data = validation.to_data()
         result.summary = "vf-validate output: no model rollouts to judge"
         return validation
-    analysis = analyse(
-        source,
-        collect(source, stats),
-        stats,
-        pass_threshold=th.pass_threshold,
-        near_empty_chars=th.near_empty_chars,
-    )
+    spec = TallySpec(pass_threshold=th.pass_threshold, near_empty_chars=th.near_empty_chars)
+    analysis = analyse(source, collect(source, stats, spec=spec, row_budget=row_budget), stats)
     judge_input(analysis, th, result)
     blocking = judge(analysis, th, result)
     answers = read_answers(source)

@@ -1,16 +1,18 @@
 """Rollouts as compact columns, read fast: the input of ``analysis``.
 
 ``collect(source)`` fills ``Columns`` (array-backed, ~31 bytes a rollout plus 1 per reward
-function or metric while it has at most 256 distinct values: ``CodedColumn``): classic shapes through the msgspec column reader (``batches``), in parallel
-processes for large files (one byte range each, merged in file order); v1 traces (or any
-``EvalRow`` stream) row by row. ``as_numpy`` views a column as a numpy array.
+function or metric while it has at most 256 distinct values: ``coded.CodedColumn``): classic shapes through
+the msgspec column reader (``batches``), in parallel processes for large files (byte ranges of at most
+``PART_BYTES``, merged in file order); v1 traces (or any ``EvalRow`` stream) row by row. Past its row budget
+the columns hold a sample of whole examples (``sampling``), every row read being tallied first (``tally``):
+memory stays flat however many rows the file has.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
-import struct
 from array import array
 from collections import Counter
 from collections.abc import Iterable
@@ -18,147 +20,21 @@ from typing import Any
 
 import numpy as np
 
+from vlab import catalog
 from vlab.evals import batches
+from vlab.evals.coded import CodedColumn, as_numpy
 from vlab.evals.fields import judge_error_kind
 from vlab.evals.read import EvalRow, ReadStats, iter_rows
+from vlab.evals.sampling import DEFAULT_ROW_BUDGET, Sample, int_hashes, kept, key_hashes, settle_shift
 from vlab.evals.source import CLASSIC_FAMILY, EvalSource
-
-
-def as_numpy(a: array | CodedColumn, dtype) -> np.ndarray:
-    """A numpy view of an array column (an empty array of ``dtype`` for an empty column); a coded
-    column's values, decoded (a new float64 array)."""
-    if isinstance(a, CodedColumn):
-        return a.decode()
-    return np.frombuffer(a, dtype=dtype) if len(a) else np.zeros(0, dtype=dtype)
-
-
-_FLOAT, _BITS = struct.Struct("<d"), struct.Struct("<q")
-
-
-class CodedColumn:
-    """A float column stored as codes into its distinct values (keyed by their bits, so -0.0 and each
-    NaN stay what they were): 1 byte a row while at most 256 values are distinct, 2 bytes up to 65,536,
-    and the plain 8-byte floats beyond. Scores and metrics are nearly always a few discrete values."""
-
-    __slots__ = ("bits", "index", "codes")
-
-    def __init__(self) -> None:
-        self.bits: list[int] = []  # the distinct values' bit patterns, by code (None once plain)
-        self.index: dict[int, int] = {}
-        self.codes = array("B")
-
-    def __len__(self) -> int:
-        return len(self.codes)
-
-    def __iter__(self):
-        return iter(self.decode().tolist())
-
-    @property
-    def plain(self) -> bool:
-        return self.codes.typecode == "d"
-
-    def _widen(self) -> None:
-        if len(self.bits) > 65536:
-            self.codes = array("d", self.decode().tobytes())
-            self.bits, self.index = [], {}
-        elif len(self.bits) > 256 and self.codes.typecode == "B":
-            self.codes = array("H", self.codes)
-
-    def _lut(self, bits: np.ndarray) -> np.ndarray:
-        """The codes of these distinct bit patterns, adding the new ones."""
-        index = self.index
-        out = np.empty(len(bits), dtype=np.int64)
-        for i, b in enumerate(bits.tolist()):
-            code = index.get(b)
-            if code is None:
-                code = index[b] = len(self.bits)
-                self.bits.append(b)
-            out[i] = code
-        return out
-
-    def extend_values(self, values: np.ndarray) -> None:
-        """Append float64 values."""
-        if not len(values):
-            return
-        if self.plain:
-            self.codes.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
-            return
-        uniq, inverse = np.unique(np.ascontiguousarray(values, dtype=np.float64).view(np.int64), return_inverse=True)
-        codes = self._lut(uniq)[inverse.reshape(-1)]
-        self._widen()
-        if self.plain:
-            self.codes.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
-            return
-        self.codes.frombytes(codes.astype(self._dtype()).tobytes())
-
-    def extend(self, values) -> None:
-        self.extend_values(np.asarray(values, dtype=np.float64) if not isinstance(values, np.ndarray) else values)
-
-    def append(self, value: float) -> None:
-        if self.plain:
-            self.codes.append(value)
-            return
-        bits = _BITS.unpack(_FLOAT.pack(value))[0]
-        code = self.index.get(bits)
-        if code is None:
-            code = self.index[bits] = len(self.bits)
-            self.bits.append(bits)
-            self._widen()
-            if self.plain:
-                self.codes.append(value)
-                return
-        self.codes.append(code)
-
-    def fill_nan(self, m: int) -> None:
-        self.extend_values(np.full(m, math.nan))
-
-    def extend_column(self, other: CodedColumn) -> None:
-        if other.plain or self.plain:
-            self.extend_values(other.decode())
-            return
-        lut = self._lut(np.array(other.bits, dtype=np.int64))
-        self._widen()
-        if self.plain:
-            self.extend_values(other.decode())
-            return
-        self.codes.frombytes(lut[other._view()].astype(self._dtype()).tobytes())
-
-    def decode(self) -> np.ndarray:
-        """The values as a new float64 array."""
-        if not len(self.codes):
-            return np.zeros(0, dtype=np.float64)
-        if self.plain:
-            return np.frombuffer(self.codes, dtype=np.float64).copy()
-        return self._table()[self._view()]
-
-    def head(self, m: int) -> np.ndarray:
-        """The first ``m`` values, decoded."""
-        if not len(self.codes):
-            return np.zeros(0, dtype=np.float64)
-        if self.plain:
-            return np.frombuffer(self.codes, dtype=np.float64)[:m].copy()
-        return self._table()[self._view()[:m]]
-
-    def _dtype(self):
-        return np.uint8 if self.codes.typecode == "B" else np.uint16
-
-    def _view(self) -> np.ndarray:
-        return np.frombuffer(self.codes, dtype=self._dtype()) if len(self.codes) else np.zeros(0, self._dtype())
-
-    def _table(self) -> np.ndarray:
-        return np.array(self.bits, dtype=np.int64).view(np.float64)
-
-    @classmethod
-    def nans(cls, m: int) -> CodedColumn:
-        col = cls()
-        col.fill_nan(m)
-        return col
+from vlab.evals.tally import RowTally, TallySpec
 
 
 class Columns:
     """Rollouts as compact columns: ~31 bytes a rollout plus 1 per reward function or metric (``CodedColumn``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, spec: TallySpec | None = None, row_budget: int = DEFAULT_ROW_BUDGET) -> None:
+        self.spec, self.row_budget = spec or TallySpec(), row_budget
         self.example_codes: dict[Any, int] = {}
         # Fast-path batches of integer ids store the ids themselves (no per-row interning).
         self.raw_int_examples = True
@@ -180,7 +56,16 @@ class Columns:
         self.error_kinds: Counter = Counter()
         self.judge_errors: Counter = Counter()  # refusal | error: the judge failed (fields.judge_error_kind)
         self.missing_example = 0
-        self.n = 0
+        self.n = 0  # rows held
+        # Beyond the row budget (``sampling``): rows held are a sample of 1 in 2**shift examples; every row read
+        # is first added to ``tally`` (the rows held before ``tallied`` are in it).
+        self.seen = 0  # rows read
+        self.shift = 0
+        self.cut = False
+        self.tally = RowTally()
+        self.tallied = 0
+        self.example_hash = np.zeros(0, dtype=np.uint64)  # sampling hashes of the interned ids, by code
+        self.prompt_hash = np.zeros(0, dtype=np.uint64)  # ... of the prompts, by code
 
     def _stop_raw_int_examples(self) -> None:
         """Switch from raw integer ids to interned codes (a file mixing id types)."""
@@ -217,7 +102,7 @@ class Columns:
         ex = r.example
         if ex is None:  # no id: this row is its own group
             self.missing_example += 1
-            ex = ("row", n)
+            ex = ("row", self.seen)
         code = self.example_codes.get(ex)
         if code is None:
             code = self.example_codes[ex] = len(self.example_codes)
@@ -259,13 +144,16 @@ class Columns:
                 if old != w:
                     self.weights_changed.add(name)
         self.n = n + 1
+        self.seen += 1
+        if self.n > self.row_budget:
+            self._compact()
 
     def add_batch(self, b: batches.ClassicBatch) -> None:
         """Columns of a fast-path batch; the same result as add() row by row."""
         m = len(b.reward)
         n0 = self.n
         if None in b.example:
-            example = [("row", n0 + i) if e is None else e for i, e in enumerate(b.example)]
+            example = [("row", self.seen + i) if e is None else e for i, e in enumerate(b.example)]
             self.missing_example += sum(1 for e in b.example if e is None)
         else:
             example = b.example
@@ -318,10 +206,21 @@ class Columns:
         for col in self.metric_cols.values():
             col.fill_nan(m)
         self.n = n0 + m
+        self.seen += m
+        if self.n > self.row_budget:
+            self._compact()
 
     def merge(self, part: Columns, line_offset: int) -> None:
         """Append the columns of the next part of the file (collected in another process)."""
-        n0 = self.n
+        if self.sampled or part.sampled:  # both tallied, then held at the same rate
+            shift = max(self.shift, part.shift)
+            for c in (self, part):
+                c._tally_pending()
+                c._keep(kept(c._group_hashes(), shift))
+                c.shift = shift
+            self.tally.merge(part.tally)
+            self.cut |= part.cut
+        n0, seen0 = self.n, self.seen
         if self.raw_int_examples and part.raw_int_examples:
             self._extend_raw(part.example)
         else:
@@ -331,7 +230,7 @@ class Columns:
             codes = self.example_codes
             for key, code in part.example_codes.items():
                 if isinstance(key, tuple) and key[:1] == ("row",):  # rows without an id stay unique
-                    key = ("row", key[1] + n0)
+                    key = ("row", key[1] + seen0)
                 remap[code] = codes.setdefault(key, len(codes))
             self.example.extend(array("i", [remap[c] for c in part.example]))
         premap = {
@@ -358,6 +257,127 @@ class Columns:
         self.judge_errors.update(part.judge_errors)
         self.missing_example += part.missing_example
         self.n = n0 + m
+        self.seen = seen0 + part.seen
+        if self.sampled:
+            self.tallied = self.n
+        if self.n > self.row_budget:
+            self._compact()
+
+    # -- the row budget (``sampling``) -------------------------------------------------
+
+    @property
+    def sampled(self) -> bool:
+        return self.shift > 0 or self.cut
+
+    def _group_hashes(self) -> np.ndarray:
+        """Each held row's sampling hash (``sampling``): of its prompt when it has one (a prompt's rollouts stay
+        together also where ids do not identify prompts), else of its example id."""
+        codes = np.frombuffer(self.example, dtype=np.dtype(self.example.typecode))
+        if self.raw_int_examples:
+            hashes = int_hashes(codes)
+        else:
+            self.example_hash = _hashes_of(self.example_codes, self.example_hash, key_hashes)
+            hashes = self.example_hash[codes]
+            if self.missing_example:  # a row without an id is its own example: it hashes by its row key
+                rowwise = np.array([isinstance(k, tuple) and k[:1] == ("row",) for k in self.example_codes], bool)
+                own = rowwise[codes]
+                if own.any():
+                    hashes[own] = int_hashes(np.frombuffer(self.row_key, dtype=np.int64)[own])
+        if self.prompt_codes:
+            self.prompt_hash = _hashes_of(
+                self.prompt_codes, self.prompt_hash, lambda keys: int_hashes(np.array(keys, dtype=np.int64))
+            )
+            prompts = np.frombuffer(self.prompt, dtype=np.int32)
+            has = prompts >= 0
+            hashes[has] = self.prompt_hash[prompts[has]]
+        return hashes
+
+    def _keep(self, mask: np.ndarray) -> None:
+        """Hold only the rows where ``mask`` is true (their ids and prompts coded again, densely)."""
+        if mask.all():
+            return
+        for name in ("reward", "errored", "truncated", "chars", "tool_calls", "row_key", "prompt", "example"):
+            col = getattr(self, name)
+            setattr(self, name, array(col.typecode, np.frombuffer(col, dtype=np.dtype(col.typecode))[mask].tobytes()))
+        for col in (*self.fn_cols.values(), *self.metric_cols.values()):
+            col.keep(mask)
+        if not self.raw_int_examples:
+            self.example, self.example_codes, used = _recode(self.example, self.example_codes)
+            if self.example_hash.size:
+                self.example_hash = self.example_hash[used[: self.example_hash.size]]
+        if self.prompt_codes:
+            self.prompt, self.prompt_codes, used = _recode(self.prompt, self.prompt_codes)
+            if self.prompt_hash.size:
+                self.prompt_hash = self.prompt_hash[used[: self.prompt_hash.size]]
+        self.n = int(np.count_nonzero(mask))
+        self.tallied = min(self.tallied, self.n)
+
+    def _tally_pending(self) -> None:
+        """Add the rows held but not yet tallied to the tally (with each column's moments: the file is sampled)."""
+        if self.tally.moments is None:
+            self.tally.moments = {}
+        if self.tallied < self.n:
+            self._tally(self.tallied, self.n)
+            self.tallied = self.n
+
+    def _tally(self, start: int, stop: int) -> None:
+        scores = {
+            name: col.decode_range(start, stop) for name, col in (*self.fn_cols.items(), *self.metric_cols.items())
+        }
+        self.tally.add(
+            self.spec,
+            as_numpy(self.reward, np.float64)[start:stop],
+            as_numpy(self.errored, np.int8)[start:stop].astype(bool),
+            as_numpy(self.truncated, np.int8)[start:stop],
+            as_numpy(self.chars, np.int32)[start:stop],
+            as_numpy(self.tool_calls, np.int8)[start:stop],
+            scores,
+            scores.get(catalog.JUDGE_ERROR_METRIC),
+        )
+
+    def _compact(self) -> None:
+        """Over the row budget: tally what is held, then hold half the budget at most (a higher shift)."""
+        self._tally_pending()
+        self.shift, mask, cut = settle_shift(self._group_hashes(), self.shift, max(1, self.row_budget // 2))
+        self.cut |= cut
+        self._keep(mask)
+
+    def finish(self) -> RowTally:
+        """After the last row: the tally of every row read. A sampled file's held rows are brought to its final
+        rate; otherwise every row is held and tallied here, in one slice."""
+        if self.sampled:
+            self._tally_pending()
+            self._keep(kept(self._group_hashes(), self.shift))
+        elif self.tallied < self.n:
+            self._tally(self.tallied, self.n)
+            self.tallied = self.n
+        return self.tally
+
+    def sample(self, examples_kept: int) -> Sample | None:
+        """What the held rows are, when they are a sample (after ``finish``)."""
+        if not self.sampled:
+            return None
+        return Sample(self.row_budget, self.tally.rows, self.n, examples_kept, self.shift, self.cut)
+
+
+def _hashes_of(codes: dict[Any, int], known: np.ndarray, hash_keys) -> np.ndarray:
+    """The sampling hashes of every key of ``codes`` by code: ``known`` for the first, new ones (codes are given
+    in insertion order) hashed by ``hash_keys``."""
+    if len(codes) <= known.size:
+        return known
+    return np.concatenate([known, hash_keys(list(itertools.islice(codes, known.size, None)))])
+
+
+def _recode(col: array, codes: dict[Any, int]) -> tuple[array, dict[Any, int], np.ndarray]:
+    """Codes of the held rows renumbered 0..k-1 in their first order (-1 stays: no prompt); the keys still held,
+    and which old codes were."""
+    values = np.frombuffer(col, dtype=np.dtype(col.typecode)).astype(np.int64)
+    used = np.zeros(len(codes), dtype=bool)
+    used[values[values >= 0]] = True
+    remap = np.cumsum(used) - 1
+    new = np.where(values >= 0, remap[np.maximum(values, 0)], -1)
+    kept_codes = {key: int(remap[code]) for key, code in codes.items() if used[code]}
+    return array(col.typecode, new.astype(np.dtype(col.typecode)).tobytes()), kept_codes, used
 
 
 def _append_named(cols: dict[str, CodedColumn], values: dict[str, float], n: int) -> None:
@@ -373,12 +393,17 @@ def _append_named(cols: dict[str, CodedColumn], values: dict[str, float], n: int
 # Files this large are read by several processes at once (one byte range each).
 PARALLEL_MIN_BYTES = 64 << 20
 PARTS_PER_WORKER = 4
+PART_BYTES = 64 << 20  # a part's rows at most: what a worker holds, and a merge copies, does not grow with the file
 
 
 def collect_range(
-    source: EvalSource, byte_range: tuple[int, int] | None, chunk_bytes: int = 1 << 22
+    source: EvalSource,
+    byte_range: tuple[int, int] | None,
+    chunk_bytes: int = 1 << 22,
+    spec: TallySpec | None = None,
+    row_budget: int = DEFAULT_ROW_BUDGET,
 ) -> tuple[Columns, ReadStats]:
-    cols, stats = Columns(), ReadStats()
+    cols, stats = Columns(spec, row_budget), ReadStats()
     for item in batches.iter_classic_batches(source, stats, chunk_bytes, byte_range):
         if isinstance(item, list):
             for r in item:
@@ -388,19 +413,31 @@ def collect_range(
     return cols, stats
 
 
-def _collect_parallel(source: EvalSource, stats: ReadStats, workers: int) -> Columns | None:
+def _collect_parallel(
+    source: EvalSource, stats: ReadStats, workers: int, spec: TallySpec | None, row_budget: int
+) -> Columns | None:
     import multiprocessing
+    from collections import deque
     from concurrent.futures import ProcessPoolExecutor
 
     # several small parts a worker: the parent holds one part's copy at a time while merging
-    ranges = batches.split_ranges(source.path, workers * PARTS_PER_WORKER)
+    parts = max(workers * PARTS_PER_WORKER, -(-source.path.stat().st_size // PART_BYTES))
+    ranges = batches.split_ranges(source.path, parts)
     if len(ranges) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return None
-    cols, merged = Columns(), ReadStats()
+    cols, merged = Columns(spec, row_budget), ReadStats()
+    part_budget = max(1, row_budget // workers)  # the workers' rows held together stay within the budget
     try:
         with ProcessPoolExecutor(min(workers, len(ranges)), mp_context=multiprocessing.get_context("fork")) as pool:
-            # parts arrive in file order; each is merged and dropped at once to bound memory
-            for part_cols, part_stats in pool.map(collect_range, [source] * len(ranges), ranges):
+            # parts are merged in file order, each dropped at once; at most two a worker are read ahead
+            pending: deque = deque()
+            todo = iter(ranges)
+            for byte_range in itertools.islice(todo, 2 * workers):
+                pending.append(pool.submit(collect_range, source, byte_range, 1 << 22, spec, part_budget))
+            while pending:
+                part_cols, part_stats = pending.popleft().result()
+                for byte_range in itertools.islice(todo, 1):
+                    pending.append(pool.submit(collect_range, source, byte_range, 1 << 22, spec, part_budget))
                 offset = merged.lines
                 cols.merge(part_cols, offset)
                 merged.merge(part_stats, offset)
@@ -416,23 +453,26 @@ def collect(
     stats: ReadStats | None = None,
     rows: Iterable[EvalRow] | None = None,
     workers: int | None = None,
+    spec: TallySpec | None = None,
+    row_budget: int = DEFAULT_ROW_BUDGET,
 ) -> Columns:
-    """Columns of every rollout. Classic shapes take the fast column path (in parallel for
-    large files: ``workers`` processes, default one per CPU up to 4)."""
-    cols = Columns()
-    add = cols.add
+    """Columns of every rollout (beyond ``row_budget`` rollouts, of a sample of the examples: ``sampling``).
+    Classic shapes take the fast column path (in parallel for large files: ``workers`` processes, default one
+    per CPU up to 4). ``spec``: the thresholds the tally of every row counts by."""
     stats = stats if stats is not None else ReadStats()
     if rows is None and batches.msgspec is not None and source.shape in CLASSIC_FAMILY:
         if workers is None:
             big = source.path.stat().st_size >= PARALLEL_MIN_BYTES
             workers = min(4, os.cpu_count() or 1) if big else 1
         if workers > 1:
-            parallel = _collect_parallel(source, stats, workers)
+            parallel = _collect_parallel(source, stats, workers, spec, row_budget)
             if parallel is not None:
                 return parallel
-        part_cols, part_stats = collect_range(source, None)
+        part_cols, part_stats = collect_range(source, None, spec=spec, row_budget=row_budget)
         stats.merge(part_stats, 0)
         return part_cols
+    cols = Columns(spec, row_budget)
+    add = cols.add
     for r in rows if rows is not None else iter_rows(source, stats):
         add(r)
     return cols

@@ -44,12 +44,20 @@ def report_lines(a: Analysis) -> list[str]:
         f"{rpe_min}-{rpe_max} (metadata: {rpe_meta})  "
         f"grouped by {a.grouping}"
     )
+    if a.sample is not None:
+        sm = a.sample
+        out.append(
+            f"sampled: more rollouts than --max-rollouts-in-memory {sm.row_budget}; groups, quantiles and "
+            f"histograms from {sm.rollouts_kept} rollouts of {sm.examples_kept} examples (1/{1 << sm.shift} of them"
+            + (", then cut" if sm.cut else "")
+            + "); counts, shares and means over every rollout"
+        )
     out.append(
         f"errored {c.errored}  truncated {c.truncated}  out of turns {c.turn_limited}  empty {c.empty_completions}  "
         f"{'duplicates' if source.rollout_identity else 'identical rows'} {c.duplicate_rows}  "
         f"malformed lines {c.malformed_lines}"
     )
-    if r.count:
+    if r.count and r.quantiles is not None:
         q = r.quantiles
         out.append(
             f"reward: mean {r.mean}  std {r.std}  p10 {q.p10}  p50 {q.p50}  p90 {q.p90}  "

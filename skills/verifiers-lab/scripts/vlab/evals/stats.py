@@ -79,24 +79,25 @@ class Distribution:
             "std": self.std,
             "min": self.min,
             "max": self.max,
-            "quantiles": self.quantiles.to_data(),
-            "histogram": self.histogram.to_data(),
+            "quantiles": None if self.quantiles is None else self.quantiles.to_data(),  # None: none in a sample
+            "histogram": None if self.histogram is None else self.histogram.to_data(),
             "binary": self.binary,
             "distinct_values": self.distinct_values,
             "share_nonzero": self.share_nonzero,
         }
 
 
-def describe(values: np.ndarray, owned: bool = False) -> Distribution:
+def describe(values: np.ndarray, owned: bool = False, value_range: tuple[float, float] | None = None) -> Distribution:
     """mean, std, quantiles and a histogram of the finite values. ``owned``: ``values`` is a copy made for
-    this call, which the quantiles may reorder in place (no second copy of the column)."""
+    this call, which the quantiles may reorder in place (no second copy of the column). ``value_range``: the
+    histogram's range when ``values`` are a sample of a column whose range is known."""
     finite = np.isfinite(values)
     every = bool(finite.all())
     v = values if every else values[finite]  # no copy when every value is finite
     del finite
     if v.size == 0:
         return Distribution(count=0)
-    lo, hi = float(v.min()), float(v.max())
+    lo, hi = value_range if value_range is not None else (float(v.min()), float(v.max()))
     spread = hi > lo
     counts, edges = np.histogram(v, bins=HIST_BINS if spread else 1, range=(lo, hi) if spread else (lo - 0.5, lo + 0.5))
     uniq = np.unique(v[:200_000]) if v.size > 200_000 else np.unique(v)

@@ -305,13 +305,14 @@ def judge(a: Analysis, th: Thresholds, result: Result) -> list[str]:
         if a.source.rollout_identity:
             result.warn(
                 "duplicates",
-                f"{c.duplicate_rows} duplicated row(s) (same rollout written twice, e.g. a resumed run)",
+                f"{'about ' if a.sample else ''}{c.duplicate_rows} duplicated row(s) (same rollout written twice, "
+                "e.g. a resumed run)",
                 "de-duplicate the file; the figures count each copy",
             )
         else:
             result.passed(
                 "duplicates",
-                f"{c.duplicate_rows} identical row(s): this shape has no per-rollout "
+                f"{'about ' if a.sample else ''}{c.duplicate_rows} identical row(s): this shape has no per-rollout "
                 "field, so identical rollouts cannot be told from copies",
             )
     r = a.reward
