@@ -321,19 +321,22 @@ class Columns:
             self.tallied = self.n
 
     def _tally(self, start: int, stop: int) -> None:
-        scores = {
-            name: col.decode_range(start, stop) for name, col in (*self.fn_cols.items(), *self.metric_cols.items())
-        }
-        self.tally.add(
-            self.spec,
-            as_numpy(self.reward, np.float64)[start:stop],
-            as_numpy(self.errored, np.int8)[start:stop].astype(bool),
-            as_numpy(self.truncated, np.int8)[start:stop],
-            as_numpy(self.chars, np.int32)[start:stop],
-            as_numpy(self.tool_calls, np.int8)[start:stop],
-            scores,
-            scores.get(catalog.JUDGE_ERROR_METRIC),
-        )
+        """Rows ``start`` to ``stop``, a slice of TALLY_ROWS at a time (each score column decoded for one slice)."""
+        flag = catalog.JUDGE_ERROR_METRIC if catalog.JUDGE_ERROR_METRIC in self.fn_cols else None
+        for lo in range(start, stop, TALLY_ROWS):
+            hi = min(stop, lo + TALLY_ROWS)
+            metrics = {name: col.decode_range(lo, hi) for name, col in self.metric_cols.items()}
+            scores = {name: col.decode_range(lo, hi) for name, col in self.fn_cols.items()}
+            self.tally.add(
+                self.spec,
+                as_numpy(self.reward, np.float64)[lo:hi],
+                as_numpy(self.errored, np.int8)[lo:hi].astype(bool),
+                as_numpy(self.truncated, np.int8)[lo:hi],
+                as_numpy(self.chars, np.int32)[lo:hi],
+                as_numpy(self.tool_calls, np.int8)[lo:hi],
+                {**metrics, **scores},
+                scores[flag] if flag else metrics.get(catalog.JUDGE_ERROR_METRIC),
+            )
 
     def _compact(self) -> None:
         """Over the row budget: tally what is held, then hold half the budget at most (a higher shift)."""
@@ -389,6 +392,8 @@ def _append_named(cols: dict[str, CodedColumn], values: dict[str, float], n: int
                 col = cols[name] = CodedColumn.nans(n)
                 col.append(value)
 
+
+TALLY_ROWS = 1 << 18  # rows tallied at once: a float64 copy of each score column for this many rows
 
 # Files this large are read by several processes at once (one byte range each).
 PARALLEL_MIN_BYTES = 64 << 20
