@@ -319,6 +319,29 @@ class _KeepGrads:
 
 
 @pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)`")
+def test_a_ready_made_model_gets_the_checkpointing_its_plan_counts(tmp_path):
+    """The plan turns checkpointing on (here by config; by itself from 1B parameters): a model handed to the
+    Trainer ready-made (the benchmark, a library caller) must then recompute its layers, or the update takes the
+    un-checkpointed activations the plan did not count (a 1.5B shape on an H200: 81.5 GiB against 41.5)."""
+    from vlab.train.model import apply_lora, checkpointing_on
+
+    tok = make_tokenizer()
+    source = FunctionSource(TOY_PROMPTS, lambda text, conv: share_of_a(text), env_id="toy")
+    for lora in (False, True):
+        sets = [(["output_dir"], str(tmp_path / f"run{lora}")), (["model", "gradient_checkpointing"], True)]
+        sets += [(["lora", "enabled"], True)] if lora else []
+        cfg = load_config(None, sets)
+        model = apply_lora(make_model(tok), cfg) if lora else make_model(tok)
+        assert not checkpointing_on(model)
+        trainer = Trainer(cfg, model, tok, source, torch.device("cpu"))
+        assert trainer.plan.checkpointing and checkpointing_on(model), lora
+        assert trainer.train_step()["train_tokens"] > 0  # it trains (LoRA gradients reach the adapters)
+    off = load_config(None, [(["output_dir"], str(tmp_path / "off")), (["model", "gradient_checkpointing"], False)])
+    model = make_model(tok)
+    Trainer(off, model, tok, source, torch.device("cpu"))
+    assert not checkpointing_on(model)
+
+
 def test_micro_batching_gives_the_same_gradients_as_one_batch(tmp_path):
     tok = make_tokenizer()
     prompts = [render_chat(tok, p) for p in TOY_PROMPTS]

@@ -175,6 +175,16 @@ def enable_checkpointing(model) -> None:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
 
 
+def checkpointing_on(model) -> bool:
+    """Whether the model (a PEFT model's base) recomputes its layers in the backward."""
+    base = model.get_base_model() if is_peft(model) else model
+    for name in ("is_activation_checkpointing", "is_gradient_checkpointing"):  # transformers 5.2x, older
+        value = getattr(base, name, None)
+        if isinstance(value, bool):
+            return value
+    return False
+
+
 def model_config(name: str, trust_remote_code: bool = False):
     """The transformers config of a model name or folder (no weights), for the memory plan."""
     from transformers import AutoConfig

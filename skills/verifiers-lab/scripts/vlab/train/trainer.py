@@ -41,7 +41,15 @@ from vlab.train.loss import (
     token_logprobs_from_hidden,
     zero_advantage_groups,
 )
-from vlab.train.model import is_oom, is_peft, lm_parts, oom_error, reference_policy
+from vlab.train.model import (
+    checkpointing_on,
+    enable_checkpointing,
+    is_oom,
+    is_peft,
+    lm_parts,
+    oom_error,
+    reference_policy,
+)
 from vlab.train.rollout import Batch, ChatPolicy, Rollout, RolloutSource, Sequence, collate, micro_batches
 from vlab.train.sampler import HFSampler, Sampler
 
@@ -109,6 +117,10 @@ class Trainer:
             raise UsageError("the model has no trainable parameters")
         # planned before the reference copy and the optimizer state exist (the plan counts them)
         self.plan = plan or self._plan()
+        if self.plan.checkpointing and not checkpointing_on(model):
+            # the plan counted checkpointed activations: a model given ready-made (the benchmark, a library caller)
+            # was not loaded by the plan; without this a 1.5B model's update took 2x the estimate (81.5 vs 41.5 GiB)
+            enable_checkpointing(model.get_base_model() if is_peft(model) else model)
         # an explicit token budget is taken as given (the plan raises it to one planned sequence)
         self.micro_batch_tokens = cfg.micro_batch_tokens or self.plan.micro_batch_tokens
         self.lm_head_chunk = self.plan.lm_head_chunk
