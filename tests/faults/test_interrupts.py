@@ -117,7 +117,15 @@ def _interrupt_when_scoring(
 ) -> tuple[subprocess.CompletedProcess, float]:
     """Start the script, wait until the user's reward runs, send SIGINT as a terminal's Ctrl-C would (or ``sig``)."""
     proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=cwd
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=cwd,
+        # a terminal's process gets Ctrl-C; a suite started in the background (`cmd &` without job control)
+        # hands its children SIGINT ignored, and Python then never raises KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 240
     while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:

@@ -117,9 +117,7 @@ class Trainer:
             raise UsageError("the model has no trainable parameters")
         # planned before the reference copy and the optimizer state exist (the plan counts them)
         self.plan = plan or self._plan()
-        if self.plan.checkpointing and not checkpointing_on(model):
-            # the plan counted checkpointed activations: a model given ready-made (the benchmark, a library caller)
-            # was not loaded by the plan; without this a 1.5B model's update took 2x the estimate (81.5 vs 41.5 GiB)
+        if self.plan.checkpointing and not checkpointing_on(model):  # counted by the plan; a ready-made model lacks it
             enable_checkpointing(model.get_base_model() if is_peft(model) else model)
         # an explicit token budget is taken as given (the plan raises it to one planned sequence)
         self.micro_batch_tokens = cfg.micro_batch_tokens or self.plan.micro_batch_tokens
