@@ -13,7 +13,6 @@ Which reward function is the correctness one is decided here, in one place:
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +33,7 @@ from vlab.evals.stats import (
     infer_weights,
     round_figure,
 )
-from vlab.evals.tally import REWARD, RowTally
+from vlab.evals.tally import REWARD, RowTally, solved
 
 WEIGHT_FIT_ROWS = 200_000  # as many rows as infer_weights reads
 
@@ -312,14 +311,13 @@ def analyse(source: EvalSource, cols: Columns, stats: ReadStats) -> Analysis:
 
     reward_stats = _distribution(reward, tally, REWARD, owned=False)
     if correct is not None:
-        solved = np.nan_to_num(cols.fn_cols[correct].decode(), copy=False, nan=0.0) >= spec.pass_threshold
-        solved_by = f"{correct} >= {spec.pass_threshold}"
+        hits = solved(cols.fn_cols[correct].decode(), spec.pass_threshold, reward=False, copy=False)
     else:
-        solved = np.nan_to_num(reward, nan=-math.inf) >= spec.pass_threshold
-        solved_by = f"reward >= {spec.pass_threshold}"
+        hits = solved(reward, spec.pass_threshold, reward=True)
+    solved_by = f"{correct or 'reward'} >= {spec.pass_threshold}"
     candidate = correct if correct is not None else REWARD
 
-    groups, pass_rates = group_stats(group, reward, solved)
+    groups, pass_rates = group_stats(group, reward, hits)
     per_example = None
     if pass_rates is not None:
         pass_rates.setflags(write=False)
@@ -331,7 +329,6 @@ def analyse(source: EvalSource, cols: Columns, stats: ReadStats) -> Analysis:
             mixed=int(((pass_rates > 0) & (pass_rates < 1)).sum()),
         )
 
-    t = tally
     return Analysis(
         source=source,
         grouping=grouping,
@@ -341,16 +338,16 @@ def analyse(source: EvalSource, cols: Columns, stats: ReadStats) -> Analysis:
         correctness_function=correct,
         reward=reward_stats,
         solved_by=solved_by,
-        solve_rate=round_figure(t.solved.get(candidate, 0) / t.finite) if t.finite else None,
-        generation_failed_share=round_figure(t.failed / t.rows) if t.rows else None,
+        solve_rate=round_figure(tally.solved.get(candidate, 0) / tally.finite) if tally.finite else None,
+        generation_failed_share=round_figure(tally.failed / tally.rows) if tally.rows else None,
         reward_without_failed=RewardWithoutFailed(
-            mean=round_figure(t.healthy_sum / t.healthy) if t.healthy else None, rollouts=t.healthy
+            mean=round_figure(tally.healthy_sum / tally.healthy) if tally.healthy else None, rollouts=tally.healthy
         ),
         empty_completion_reward=EmptyCompletionReward(
-            empty_with_positive_reward=t.empty_paid,
-            empty_solved=t.empty_solved.get(candidate, 0),
-            near_empty_solved=t.near_empty_solved.get(candidate, 0),
-            mean_reward_empty=round_figure(t.empty_finite_sum / t.empty_finite) if t.empty_finite else None,
+            empty_with_positive_reward=tally.empty_paid,
+            empty_solved=tally.empty_solved.get(candidate, 0),
+            near_empty_solved=tally.near_empty_solved.get(candidate, 0),
+            mean_reward_empty=round_figure(tally.empty_finite_sum / tally.empty_finite) if tally.empty_finite else None,
         ),
         groups=groups,
         pass_rate_per_example=per_example,

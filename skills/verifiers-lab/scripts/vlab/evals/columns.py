@@ -10,6 +10,7 @@ memory stays flat however many rows the file has.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -20,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from vlab import catalog
 from vlab.evals import batches
 from vlab.evals.coded import CodedColumn, as_numpy
 from vlab.evals.fields import judge_error_kind
@@ -312,9 +312,10 @@ class Columns:
         self.n = int(np.count_nonzero(mask))
         self.tallied = min(self.tallied, self.n)
 
-    def _tally_pending(self) -> None:
-        """Add the rows held but not yet tallied to the tally (with each column's moments: the file is sampled)."""
-        if self.tally.moments is None:
+    def _tally_pending(self, moments: bool = True) -> None:
+        """Add the rows held but not yet tallied to the tally (with each column's moments once the file is sampled:
+        before that nothing is tallied before the last row)."""
+        if moments and self.tally.moments is None:
             self.tally.moments = {}
         if self.tallied < self.n:
             self._tally(self.tallied, self.n)
@@ -322,7 +323,6 @@ class Columns:
 
     def _tally(self, start: int, stop: int) -> None:
         """Rows ``start`` to ``stop``, a slice of TALLY_ROWS at a time (each score column decoded for one slice)."""
-        flag = catalog.JUDGE_ERROR_METRIC if catalog.JUDGE_ERROR_METRIC in self.fn_cols else None
         for lo in range(start, stop, TALLY_ROWS):
             hi = min(stop, lo + TALLY_ROWS)
             metrics = {name: col.decode_range(lo, hi) for name, col in self.metric_cols.items()}
@@ -335,7 +335,6 @@ class Columns:
                 as_numpy(self.chars, np.int32)[lo:hi],
                 as_numpy(self.tool_calls, np.int8)[lo:hi],
                 {**metrics, **scores},
-                scores[flag] if flag else metrics.get(catalog.JUDGE_ERROR_METRIC),
             )
 
     def _compact(self) -> None:
@@ -348,12 +347,9 @@ class Columns:
     def finish(self) -> RowTally:
         """After the last row: the tally of every row read. A sampled file's held rows are brought to its final
         rate; otherwise every row is held and tallied here, in one slice."""
+        self._tally_pending(moments=self.sampled)
         if self.sampled:
-            self._tally_pending()
             self._keep(kept(self._group_hashes(), self.shift))
-        elif self.tallied < self.n:
-            self._tally(self.tallied, self.n)
-            self.tallied = self.n
         return self.tally
 
     def sample(self, examples_kept: int) -> Sample | None:
@@ -435,14 +431,12 @@ def _collect_parallel(
     try:
         with ProcessPoolExecutor(min(workers, len(ranges)), mp_context=multiprocessing.get_context("fork")) as pool:
             # parts are merged in file order, each dropped at once; at most two a worker are read ahead
-            pending: deque = deque()
+            read = functools.partial(collect_range, source, spec=spec, row_budget=part_budget)
             todo = iter(ranges)
-            for byte_range in itertools.islice(todo, 2 * workers):
-                pending.append(pool.submit(collect_range, source, byte_range, 1 << 22, spec, part_budget))
+            pending = deque(pool.submit(read, byte_range) for byte_range in itertools.islice(todo, 2 * workers))
             while pending:
                 part_cols, part_stats = pending.popleft().result()
-                for byte_range in itertools.islice(todo, 1):
-                    pending.append(pool.submit(collect_range, source, byte_range, 1 << 22, spec, part_budget))
+                pending.extend(pool.submit(read, byte_range) for byte_range in itertools.islice(todo, 1))
                 offset = merged.lines
                 cols.merge(part_cols, offset)
                 merged.merge(part_stats, offset)

@@ -13,10 +13,13 @@ histogram from the sample).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from vlab import catalog
 
 REWARD = ""  # the total reward's key among the candidates for "solved" (function names are never empty)
 
@@ -110,10 +113,10 @@ class RowTally:
         chars: np.ndarray,
         tools: np.ndarray,
         scores: dict[str, np.ndarray],
-        judge_flag: np.ndarray | None,
     ) -> None:
         """One slice of the columns: reward (float64), errored (bool), stops (1 truncated, 2 turn limit),
-        completion characters (-1 unknown), tool calls, every score and metric column (float64)."""
+        completion characters (-1 unknown), tool calls, every score and metric column (float64; a score column
+        and a metric of one name: the score)."""
         self.rows += int(reward.size)
         turn_limited = stops == 2
         self.errored += int(errored.sum())
@@ -126,6 +129,7 @@ class RowTally:
         self.empty += int(empty.sum())
         self.near_empty += int(near_empty.sum())
         self.length_known += int((chars >= 0).sum())
+        judge_flag = scores.get(catalog.JUDGE_ERROR_METRIC)
         if judge_flag is not None:
             self.judge_flagged += int(((judge_flag > 0) & ~errored).sum())
         valid = np.isfinite(reward)
@@ -139,51 +143,36 @@ class RowTally:
         self.empty_finite += int(empty_valid.sum())
         self.empty_finite_sum += float(reward[empty_valid].sum())
         self.empty_paid += int((empty_valid & (np.nan_to_num(reward) > 0)).sum())
-        for name, solved in _candidates(spec, reward, scores):
-            self.solved[name] = self.solved.get(name, 0) + int((solved & valid).sum())
-            self.empty_solved[name] = self.empty_solved.get(name, 0) + int((empty & solved).sum())
-            self.near_empty_solved[name] = self.near_empty_solved.get(name, 0) + int((near_empty & solved).sum())
+        for name, hit in _candidates(spec, reward, scores):
+            self.solved[name] = self.solved.get(name, 0) + int((hit & valid).sum())
+            self.empty_solved[name] = self.empty_solved.get(name, 0) + int((empty & hit).sum())
+            self.near_empty_solved[name] = self.near_empty_solved.get(name, 0) + int((near_empty & hit).sum())
         if self.moments is not None:
             for name, values in ((REWARD, reward), *scores.items()):
                 self.moments.setdefault(name, Moments()).add(values)
 
     def merge(self, o: RowTally) -> None:
-        for f in (
-            "rows",
-            "errored",
-            "truncated",
-            "turn_limited",
-            "turn_limited_with_tools",
-            "turn_limited_or_errored",
-            "empty",
-            "near_empty",
-            "length_known",
-            "judge_flagged",
-            "finite",
-            "failed",
-            "healthy",
-            "healthy_sum",
-            "empty_finite",
-            "empty_finite_sum",
-            "empty_paid",
-        ):
-            setattr(self, f, getattr(self, f) + getattr(o, f))
-        for mine, theirs in (
-            (self.solved, o.solved),
-            (self.empty_solved, o.empty_solved),
-            (self.near_empty_solved, o.near_empty_solved),
-        ):
-            for name, n in theirs.items():
-                mine[name] = mine.get(name, 0) + n
-        if o.moments:
-            if self.moments is None:
-                self.moments = {}
-            for name, m in o.moments.items():
-                self.moments.setdefault(name, Moments()).merge(m)
+        for f in dataclasses.fields(self):
+            mine, theirs = getattr(self, f.name), getattr(o, f.name)
+            if f.name == "moments":
+                if theirs:
+                    self.moments = {} if mine is None else mine
+                    for name, m in theirs.items():
+                        self.moments.setdefault(name, Moments()).merge(m)
+            elif isinstance(mine, dict):
+                for name, n in theirs.items():
+                    mine[name] = mine.get(name, 0) + n
+            else:
+                setattr(self, f.name, mine + theirs)
+
+
+def solved(values: np.ndarray, threshold: float, reward: bool, copy: bool = True) -> np.ndarray:
+    """The rows a column solves: at or above ``threshold``; a missing reward never solves, a missing score is 0."""
+    return np.nan_to_num(values, copy=copy, nan=-math.inf if reward else 0.0) >= threshold
 
 
 def _candidates(spec: TallySpec, reward: np.ndarray, scores: dict[str, np.ndarray]):
     """(name, solved) for the reward and every score column, by the rule ``analysis`` applies to the one it picks."""
-    yield REWARD, np.nan_to_num(reward, nan=-math.inf) >= spec.pass_threshold
+    yield REWARD, solved(reward, spec.pass_threshold, reward=True)
     for name, values in scores.items():
-        yield name, np.nan_to_num(values, nan=0.0) >= spec.pass_threshold
+        yield name, solved(values, spec.pass_threshold, reward=False)
