@@ -194,3 +194,33 @@ def test_v1_label_snippet_accepts_the_templates_spellings(tmp_path, make):
     completions, expected = label_cases(task.data.answer, LABEL_SETS[make])
     _, scores = fx.score_v1(code, tmp_path, completions)
     assert scores == expected, list(zip(completions, scores))
+
+
+# The math snippets carry the numeric templates' comparison (issue 33): the spellings a model writes
+# earn the gold, a rounded decimal of a repeating gold never does.
+MATH_CASES = (["\\boxed{14/3}", "\\boxed{\\dfrac{14}{3}}", "\\boxed{4.67}", "\\boxed{4.6667}"], [1.0, 1.0, 0.0, 0.0])
+
+
+def test_math_snippets_carry_the_numeric_templates_comparison(tmp_path):
+    from vlab.reward.equivalence import comparison_source
+
+    code = snippets(tmp_path, fx.make_math500_jsonl)
+    assert comparison_source() in code["classic"] and comparison_source() in code["v1"]
+
+
+@pytest.mark.classic
+def test_classic_math_snippet_pays_spellings_and_refuses_approximations(tmp_path):
+    code = snippets(tmp_path, fx.make_math500_jsonl)["classic"]
+    example, _ = fx.score_classic(code, tmp_path, [])
+    assert example["answer"] == "\\frac{14}{3}"
+    _, scores = fx.score_classic(code, tmp_path, MATH_CASES[0])
+    assert scores == MATH_CASES[1], list(zip(MATH_CASES[0], scores))
+
+
+@pytest.mark.v1
+def test_v1_math_snippet_pays_spellings_and_refuses_approximations(tmp_path):
+    code = snippets(tmp_path, fx.make_math500_jsonl)["v1"]
+    task, _ = fx.score_v1(code, tmp_path, [])
+    assert task.data.answer == "\\frac{14}{3}"
+    _, scores = fx.score_v1(code, tmp_path, MATH_CASES[0])
+    assert scores == MATH_CASES[1], list(zip(MATH_CASES[0], scores))

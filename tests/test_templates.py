@@ -241,7 +241,47 @@ NUMERIC_CASES = [
     ("12345678901234567", "12345678901234568", 0.0),
     ("61", "60 1", 0.0),  # math-verify alone reads side-by-side numbers as their sum
     ("1.5", "1\\frac{1}{2}", 1.0),  # a mixed number is one value
+    # issue 33: the spellings math-verify misreads are made readable; small numbers are compared exactly
+    ("90", "90°", 1.0),
+    ("90", "90\\degree", 1.0),
+    ("90^\\circ", "90", 1.0),
+    ("2220", "2\\,220", 1.0),
+    ("3\\sqrt{5}", "3 sqrt(5)", 1.0),
+    ("(1,\\sqrt{3})", "(1, sqrt(3))", 1.0),
+    ("9", "9.", 1.0),
+    ("10", "10\\%", 1.0),
+    (".0000672", "0.0000673", 0.0),  # math-verify's 6-place rounding would pay it
+    (".0000672", "0.0000672", 1.0),
+    ("\\frac{14}{3}", "14/3", 1.0),
+    ("\\frac{14}{3}", "4.6667", 0.0),
+    ("\\pi", "3.14", 0.0),
+    ("(3, \\frac{\\pi}{2})", "(\\frac{\\pi}{2}, 3)", 0.0),
+    ("[-2,7]", "(-2,7]", 0.0),
+    (".0000672", "0.0112 0.006", 0.0),  # the question's two numbers: math-verify reads their product
 ]
+
+
+def test_the_numeric_templates_share_one_comparison():
+    """classic-numeric and v1-numeric compare with the same code, which vlab's probes also run
+    (vlab.reward.equivalence.template_comparison reads it from v1-numeric)."""
+    import ast
+
+    from vlab.reward.equivalence import COMPARISON
+
+    def segments(path):
+        text = path.read_text()
+        out = {}
+        for node in ast.parse(text).body:
+            name = getattr(node, "name", None) or (
+                node.targets[0].id if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) else None
+            )
+            if name in COMPARISON:
+                out[name] = ast.get_source_segment(text, node)
+        return out
+
+    classic = segments(TEMPLATES / "classic-numeric" / "classic_numeric.py")
+    v1 = segments(TEMPLATES / "v1-numeric" / "v1_numeric.py")
+    assert set(classic) == set(COMPARISON) and classic == v1
 
 
 @pytest.mark.classic
@@ -259,7 +299,7 @@ def test_classic_numeric_uses_math_verify(tmp_path, on_path):
         assert classic_score(env, row, f"\\boxed{{{reply}}}")[0] == expected, (gold, reply)
 
 
-def test_integer_fast_path_gives_math_verifys_verdict(on_path):
+def test_plain_integer_verdict_is_math_verifys_verdict(on_path):
     """The plain-integer shortcut of the numeric templates never disagrees with math-verify."""
     import random
 
@@ -275,7 +315,7 @@ def test_integer_fast_path_gives_math_verifys_verdict(on_path):
         (str(a), str(a + rng.choice([0, 0, 1, -1, 10]))) for a in (rng.randint(-(10**12), 10**12) for _ in range(200))
     ]
     for given, gold in pairs:
-        fast = mod.integer_verdict(given, gold)
+        fast = mod.plain_verdict(given, gold)
         if fast is None:  # "010" is not a plain integer: it goes to math-verify
             continue
         assert fast == float(verify(parse(f"\\boxed{{{gold}}}"), parse(f"\\boxed{{{given}}}"))), (given, gold)

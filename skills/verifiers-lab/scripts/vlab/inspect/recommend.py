@@ -25,6 +25,7 @@ from vlab import catalog
 from vlab.core.installed import verifiers_info
 from vlab.core.invocation import command
 from vlab.core.paths import templates_dir
+from vlab.reward.equivalence import comparison_source
 
 LETTERS = catalog.CHOICE_LETTERS
 
@@ -272,7 +273,8 @@ class _Spec:
                 '    text = " ".join(words)\n'
                 '    return {"true": "yes", "false": "no"}.get(text, text)\n'
             )
-        if self.check == "math":
+        if self.check == "math":  # the numeric templates' comparison: readable spellings, plain numbers exactly
+            lines.append(comparison_source())
             lines.append(
                 "def extract_boxed(text):\n"
                 '    start = text.rfind("\\\\boxed{")\n'
@@ -309,10 +311,11 @@ class _Spec:
     def _imports(self, first: str, json_too: bool = False) -> str:
         stdlib = (
             (["json"] if json_too else [])
-            + (["re"] if self.check in ("normalised", "letter") else [])
+            + (["re"] if self.check in ("normalised", "letter", "math") else [])
             + (["threading"] if self.check == "math" and "verifiers.v1" in first else [])
         )
-        return "".join(f"import {m}\n" for m in stdlib) + ("\n" if stdlib else "") + first
+        fraction = "from fractions import Fraction\n" if self.check == "math" else ""
+        return "".join(f"import {m}\n" for m in stdlib) + fraction + ("\n" if stdlib else "") + first
 
     # -- classic (verifiers 0.3.1) --------------------------------------------------------
 
@@ -358,8 +361,17 @@ class _Spec:
             )
         elif self.check == "math":
             body = (
-                "    rubric = vf.MathRubric()  # math-verify on the last \\boxed{} of the reply\n"
-                "    return vf.SingleTurnEnv(dataset=dataset, system_prompt=SYSTEM_PROMPT, parser=rubric.parser,\n"
+                "    # math-verify (in MathRubric's worker) on the last \\boxed{} of the reply, made readable;\n"
+                "    # two plain numbers compared exactly first (math-verify rounds to 6 places)\n"
+                '    parser = vf.Parser(extract_fn=lambda text: readable(vf.extract_boxed_answer(text, strict=True) or ""))\n\n'
+                "    class ExactMathRubric(vf.MathRubric):\n"
+                "        async def correct_answer(self, parser, completion, answer, **kwargs) -> float:\n"
+                '            fast = plain_verdict(parser.parse_answer(completion) or "", str(answer))\n'
+                "            if fast is not None:\n"
+                "                return fast\n"
+                "            return await super().correct_answer(parser, completion, answer, **kwargs)\n\n"
+                "    rubric = ExactMathRubric(parser=parser)\n"
+                "    return vf.SingleTurnEnv(dataset=dataset, system_prompt=SYSTEM_PROMPT, parser=parser,\n"
                 "                            rubric=rubric, **kwargs)\n"
             )
         else:
@@ -410,9 +422,13 @@ class _Spec:
         else:
             if self.check == "math":
                 reward = (
+                    '        given = readable(vf.extract_boxed_answer(trace.last_reply or "", strict=True) or "")\n'
+                    "        fast = plain_verdict(given, self.data.answer)  # two plain numbers: exactly\n"
+                    "        if fast is not None:\n"
+                    "            return fast\n"
                     "        # math-verify's timeout uses SIGALRM, which only the main thread may set\n"
                     "        main = threading.current_thread() is threading.main_thread()\n"
-                    "        return vf.verify_boxed_math_answer(trace.last_reply, self.data.answer, "
+                    '        return vf.verify_boxed_math_answer(f"\\\\boxed{{{given}}}", self.data.answer, '
                     "timeout_seconds=5 if main else 0)\n"
                 )
             else:

@@ -1,23 +1,27 @@
-"""Are two answers the same value? math-verify decides, as verifiers' own math rewards do.
+"""Are two answers the same value? The numeric templates' comparison decides, as the pack's rewards do.
 
 math-verify (a hard dependency of verifiers 0.3.1 and 0.4.0; the parser behind
 ``vf.MathRubric`` and ``vf.verify_boxed_math_answer``) compares both sides wrapped in
-\\boxed{}. Two plain integers are compared directly: on canonical integer literals
-math-verify's verdict is integer equality (tests/test_templates.py checks the shortcut
-against it). Whole numbers side by side ("2 40 19") are never one value here, although
-math-verify reads them as their sum. The probes use this to be sure that every spelling they call equivalent
+\\boxed{}, after the templates' ``readable`` rewrites the spellings it misreads (90°, 2\\,220,
+3 sqrt(5), 9.). Two plain rationals are compared exactly (``plain_verdict``: math-verify's own
+verdict on integers, tests/test_templates.py checks it; on decimals its 6-place rounding is not
+used). Numbers side by side ("2 40 19", "0.0112 0.006") are never one value here, although math-verify
+reads them as their sum. The comparison's one home is the v1-numeric template (``template_comparison``
+reads it from there). The probes use this to be sure that every spelling they call equivalent
 is the gold value and every near miss is not, before asking the reward about them.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
+from pathlib import Path
+from types import SimpleNamespace
 
-_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
-# Whole numbers side by side: math-verify reads "2 40 19" as 2 + 40 + 19; as an answer it is several values.
-_SEVERAL = re.compile(r"(?<![\d.])\d+\s+\d+(?![\d./])")
+from vlab.core.paths import templates_dir
+
 _DECIMAL = re.compile(r"-?(?:\d+\.?\d*|\.\d+)")
 _FRACTION = re.compile(r"(-?\d+)\s*/\s*(\d+)|\\d?frac\{(-?\d+)\}\{(\d+)\}")
 # A comma is a thousands separator only between groups of three digits ("1,234", "1{,}234"); in "-2,1",
@@ -40,22 +44,65 @@ def without_separators(text: str, question: str = "") -> str:
     return t
 
 
-def integer_verdict(a: str, b: str) -> bool | None:
-    """Equal as integers when both are canonical integer literals; None otherwise."""
-    a, b = a.strip(), b.strip()
-    if _INTEGER.fullmatch(a) and _INTEGER.fullmatch(b):
-        return int(a) == int(b)
+NUMERIC_TEMPLATE = ("v1-numeric", "v1_numeric.py")
+# The template's comparison: the functions and the module names they read.
+COMPARISON = ("_INTEGER", "_SEVERAL", "_PLAIN", "_REWRITES", "readable", "plain_value", "plain_verdict")
+
+
+@cache
+def _comparison_code() -> tuple[str, list[ast.stmt]]:
+    """The v1-numeric template's path and the comparison's statements, in COMPARISON's order."""
+    path = templates_dir() / "environments" / NUMERIC_TEMPLATE[0] / NUMERIC_TEMPLATE[1]
+    text = path.read_text(encoding="utf-8")
+    named = {_defined_name(node): node for node in ast.parse(text).body}
+    missing = [name for name in COMPARISON if name not in named]
+    if missing:
+        raise RuntimeError(f"{path}: the comparison lacks {', '.join(missing)}")
+    return str(path), [named[name] for name in COMPARISON]
+
+
+@cache
+def template_comparison() -> SimpleNamespace:
+    """The numeric templates' ``readable`` and ``plain_verdict``, run from the v1-numeric template's source."""
+    path, nodes = _comparison_code()
+    namespace: dict = {"re": re, "Fraction": Fraction}
+    exec(compile(ast.Module(body=nodes, type_ignores=[]), path, "exec"), namespace)  # noqa: S102 - the pack's own file
+    return SimpleNamespace(
+        readable=namespace["readable"], plain_verdict=namespace["plain_verdict"], several=namespace["_SEVERAL"]
+    )
+
+
+def comparison_source() -> str:
+    """The comparison's source as the template writes it, for inspect's snippets (they import re and Fraction)."""
+    path, nodes = _comparison_code()
+    text = Path(path).read_text(encoding="utf-8")
+    names = [ast.get_source_segment(text, n) or "" for n in nodes if not isinstance(n, ast.FunctionDef)]
+    functions = [ast.get_source_segment(text, n) or "" for n in nodes if isinstance(n, ast.FunctionDef)]
+    return "\n".join(names) + "\n\n\n" + "\n\n\n".join(functions) + "\n"
+
+
+def _defined_name(node: ast.stmt) -> str | None:
+    """The name a module-level function or single assignment defines."""
+    if isinstance(node, ast.FunctionDef):
+        return node.name
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        return node.targets[0].id
     return None
 
 
 @lru_cache(maxsize=4096)
-def same_value(a: str, b: str) -> bool:
-    """math-verify's verdict on two answers (the integer shortcut first); False when it cannot parse them."""
-    fast = integer_verdict(a, b)
-    if fast is not None:
-        return fast
-    if _SEVERAL.search(a) or _SEVERAL.search(b):
+def same_value(a: str, b: str, native: bool = False) -> bool:
+    """The numeric templates' verdict on two answers: both made readable, two plain rationals exactly, else
+    math-verify; False when it cannot parse them, and for numbers side by side on either side.
+    ``native``: math-verify on the texts as they are (what vf.MathRubric pays), the exact rule still first."""
+    compare = template_comparison()
+    if not native:
+        a, b = compare.readable(a), compare.readable(b)
+    if compare.several.search(a) or compare.several.search(b):
         return False
+    fast = compare.plain_verdict(a, b)
+    if fast is not None:
+        return fast == 1.0
     from math_verify import parse, verify
 
     try:

@@ -4,8 +4,10 @@ The model reasons, then puts its final answer in \\boxed{...}. The reward is 1.0
 that answer equals the reference by math-verify, the parser verifiers ships for math
 (``vf.MathRubric``, run in its worker process): "51", "51.0" and "1{,}000" match 51 and
 1000, "\\frac{1}{2}" and ".5" match 0.5, while "51.4" or "2\\pi" never match 51 or 2.
-Two plain integers are compared directly (the same verdict math-verify gives, without
-the round trip). A second, zero-weight metric records whether a \\boxed{} answer was given.
+Two plain rationals (51, 0.0000672, 14/3) are compared exactly, never by math-verify's
+6-place rounding; the spellings math-verify misreads (90°, 2\\,220, 3 sqrt(5), 9.) are
+rewritten to ones it reads first (``readable``). A second, zero-weight metric records whether
+a \\boxed{} answer was given.
 
 Written for verifiers 0.3.x (`import verifiers as vf`, `load_environment`).
 """
@@ -13,6 +15,7 @@ Written for verifiers 0.3.x (`import verifiers as vf`, `load_environment`).
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from pathlib import Path
 
 import verifiers as vf
@@ -27,18 +30,60 @@ ANSWER_COLUMN = "answer"
 SYSTEM_PROMPT = "Solve the problem step by step. Then give the final answer inside \\boxed{}, for example \\boxed{42}."
 
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
-# Whole numbers side by side ("2 40 19"): math-verify would read them as their sum; they are not one answer.
-_SEVERAL = re.compile(r"(?<![\d.])\d+\s+\d+(?![\d./])")
+# Numbers side by side ("2 40 19", "0.0112 0.006"): math-verify reads them as one sum or product; never one answer.
+_SEVERAL = re.compile(r"(?<![\w.\\])(?:\d+\.?\d*|\.\d+)\s+(?:\d+\.?\d*|\.\d+)(?![\w./])")
+# A plain rational: 51, -0.0000672, .5, 14/3, \frac{14}{3}. Two of them are compared exactly: math-verify rounds
+# to 6 places, and would pay 0.0000673 for .0000672.
+_PLAIN = re.compile(r"(-?)(?:(\d+\.?\d*|\.\d+)|(\d+)\s*/\s*(\d+)|\\[dt]?frac\{(\d+)\}\{(\d+)\})")
+# Spellings a model writes every day that math-verify does not read, rewritten to ones it reads (the value is
+# never changed): degrees (90°, 90\degree -> 90^\circ), a LaTeX space inside a number (2\,220 -> 2220),
+# sqrt() anywhere (3 sqrt(5), (1, sqrt(3))), a final period (9. -> 9).
+_REWRITES = (
+    (re.compile(r"\s*(?:°|\\degree\b|\\textdegree\b)"), r"^\\circ"),
+    (re.compile(r"(?<=\d)(?:\\[,;:! ]|~|\\thinspace\s?)(?=\d{3}(?!\d))"), ""),
+    (re.compile(r"(?<![\\\w])sqrt\s*\(([^()]*)\)"), r"\\sqrt{\1}"),
+    (re.compile(r"(?<=\d)\.$"), ""),
+)
 
 
-def integer_verdict(given: str, gold: str) -> float | None:
-    """1.0/0.0 when both sides are plain integers (math-verify's verdict on them), 0.0 for several
-    numbers side by side, else None (math-verify decides)."""
+def readable(answer: str) -> str:
+    """The answer with the spellings math-verify misreads rewritten (see _REWRITES); the same value."""
+    text = answer.strip()
+    for pattern, replacement in _REWRITES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def plain_value(text: str) -> Fraction | None:
+    """The exact value of a plain rational answer (51, 51.0, .5, 14/3, \\frac{14}{3}, 1{,}000), else None."""
+    t = text.strip().replace("{,}", "").replace("$", "")
+    if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", t):
+        t = t.replace(",", "")
+    m = _PLAIN.fullmatch(t)
+    if not m:
+        return None
+    sign, decimal, num, den, fnum, fden = m.groups()
+    if decimal is not None:
+        value = Fraction(decimal)
+    else:
+        top, bottom = (num, den) if num is not None else (fnum, fden)
+        if int(bottom) == 0:
+            return None
+        value = Fraction(int(top), int(bottom))
+    return -value if sign else value
+
+
+def plain_verdict(given: str, gold: str) -> float | None:
+    """1.0/0.0 when both sides are plain rationals, compared exactly (math-verify's verdict on two integers;
+    on decimals its rounding is never used), 0.0 for several numbers side by side, else None (math-verify decides)."""
     given, gold = given.strip(), gold.strip()
     if _INTEGER.fullmatch(given) and _INTEGER.fullmatch(gold):
         return 1.0 if int(given) == int(gold) else 0.0
     if _SEVERAL.search(given):
         return 0.0
+    a, b = plain_value(given), plain_value(gold)
+    if a is not None and b is not None:
+        return 1.0 if a == b else 0.0
     return None
 
 
@@ -47,7 +92,7 @@ def reference_answer(raw) -> str:
     text = str(raw).strip()
     if "####" in text:
         text = text.rsplit("####", 1)[1].strip().replace(",", "")
-    return text
+    return readable(text)
 
 
 def prompt_text(row: dict) -> str:
@@ -107,14 +152,19 @@ def to_rows(dataset: Dataset, num_examples: int) -> Dataset:
 
 
 class NumericRubric(vf.MathRubric):
-    """verifiers' MathRubric (math-verify in a worker process) with the plain-integer fast path."""
+    """verifiers' MathRubric (math-verify in a worker process), two plain rationals compared exactly first."""
 
     async def correct_answer(self, parser, completion, answer, **kwargs) -> float:
         """1.0 when the boxed answer equals the reference (math-verify), else 0.0."""
-        fast = integer_verdict(parser.parse_answer(completion) or "", str(answer))
+        fast = plain_verdict(parser.parse_answer(completion) or "", str(answer))
         if fast is not None:
             return fast
         return await super().correct_answer(parser, completion, answer, **kwargs)
+
+
+def boxed_readable(text: str) -> str:
+    """The last \\boxed{} answer, its everyday spellings made readable for math-verify ('' for none)."""
+    return readable(vf.extract_boxed_answer(text, strict=True) or "")
 
 
 def load_environment(
@@ -136,7 +186,7 @@ def load_environment(
             read_dataset(dataset_name, dataset_config, eval_split or dataset_split, eval_path), num_eval_examples
         )
 
-    parser = vf.Parser(extract_fn=lambda text: vf.extract_boxed_answer(text, strict=True))
+    parser = vf.Parser(extract_fn=boxed_readable)
 
     def boxed_answer(completion, parser) -> float:
         """Format signal (weight 0): did the reply contain a \\boxed{} answer?"""

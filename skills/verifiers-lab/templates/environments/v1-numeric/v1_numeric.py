@@ -4,7 +4,8 @@ The model reasons, then puts its final answer in \\boxed{...}. The reward is 1.0
 answer equals the reference by math-verify, through verifiers' own
 ``vf.verify_boxed_math_answer``: "51", "51.0" and "1{,}000" match 51 and 1000,
 "\\frac{1}{2}" and ".5" match 0.5, while "51.4" or "2\\pi" never match 51 or 2. Two plain
-integers are compared directly (math-verify's own verdict on them, without parsing LaTeX).
+rationals (51, 0.0000672, 14/3) are compared exactly, never by math-verify's 6-place rounding; the spellings
+math-verify misreads (90°, 2\\,220, 3 sqrt(5), 9.) are rewritten to ones it reads first (``readable``).
 A metric records whether a \\boxed{} answer was given at all. `validate` checks every
 reference answer parses, so `vf-validate` catches broken rows before any model runs.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator
+from fractions import Fraction
 from pathlib import Path
 
 import verifiers.v1 as vf
@@ -31,8 +33,61 @@ SYSTEM_PROMPT = "Solve the problem step by step. Then give the final answer insi
 MATH_TIMEOUT_SECONDS = 5
 
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
-# Whole numbers side by side ("2 40 19"): math-verify would read them as their sum; they are not one answer.
-_SEVERAL = re.compile(r"(?<![\d.])\d+\s+\d+(?![\d./])")
+# Numbers side by side ("2 40 19", "0.0112 0.006"): math-verify reads them as one sum or product; never one answer.
+_SEVERAL = re.compile(r"(?<![\w.\\])(?:\d+\.?\d*|\.\d+)\s+(?:\d+\.?\d*|\.\d+)(?![\w./])")
+# A plain rational: 51, -0.0000672, .5, 14/3, \frac{14}{3}. Two of them are compared exactly: math-verify rounds
+# to 6 places, and would pay 0.0000673 for .0000672.
+_PLAIN = re.compile(r"(-?)(?:(\d+\.?\d*|\.\d+)|(\d+)\s*/\s*(\d+)|\\[dt]?frac\{(\d+)\}\{(\d+)\})")
+# Spellings a model writes every day that math-verify does not read, rewritten to ones it reads (the value is
+# never changed): degrees (90°, 90\degree -> 90^\circ), a LaTeX space inside a number (2\,220 -> 2220),
+# sqrt() anywhere (3 sqrt(5), (1, sqrt(3))), a final period (9. -> 9).
+_REWRITES = (
+    (re.compile(r"\s*(?:°|\\degree\b|\\textdegree\b)"), r"^\\circ"),
+    (re.compile(r"(?<=\d)(?:\\[,;:! ]|~|\\thinspace\s?)(?=\d{3}(?!\d))"), ""),
+    (re.compile(r"(?<![\\\w])sqrt\s*\(([^()]*)\)"), r"\\sqrt{\1}"),
+    (re.compile(r"(?<=\d)\.$"), ""),
+)
+
+
+def readable(answer: str) -> str:
+    """The answer with the spellings math-verify misreads rewritten (see _REWRITES); the same value."""
+    text = answer.strip()
+    for pattern, replacement in _REWRITES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def plain_value(text: str) -> Fraction | None:
+    """The exact value of a plain rational answer (51, 51.0, .5, 14/3, \\frac{14}{3}, 1{,}000), else None."""
+    t = text.strip().replace("{,}", "").replace("$", "")
+    if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", t):
+        t = t.replace(",", "")
+    m = _PLAIN.fullmatch(t)
+    if not m:
+        return None
+    sign, decimal, num, den, fnum, fden = m.groups()
+    if decimal is not None:
+        value = Fraction(decimal)
+    else:
+        top, bottom = (num, den) if num is not None else (fnum, fden)
+        if int(bottom) == 0:
+            return None
+        value = Fraction(int(top), int(bottom))
+    return -value if sign else value
+
+
+def plain_verdict(given: str, gold: str) -> float | None:
+    """1.0/0.0 when both sides are plain rationals, compared exactly (math-verify's verdict on two integers;
+    on decimals its rounding is never used), 0.0 for several numbers side by side, else None (math-verify decides)."""
+    given, gold = given.strip(), gold.strip()
+    if _INTEGER.fullmatch(given) and _INTEGER.fullmatch(gold):
+        return 1.0 if int(given) == int(gold) else 0.0
+    if _SEVERAL.search(given):
+        return 0.0
+    a, b = plain_value(given), plain_value(gold)
+    if a is not None and b is not None:
+        return 1.0 if a == b else 0.0
+    return None
 
 
 def final_boxed(reply: str | None) -> str:
@@ -42,26 +97,17 @@ def final_boxed(reply: str | None) -> str:
     return vf.extract_boxed_answer(reply.rsplit("</think>", 1)[-1], strict=True).strip()
 
 
-def integer_verdict(given: str, gold: str) -> float | None:
-    """1.0/0.0 when both sides are plain integers (math-verify's verdict on them), 0.0 for several
-    numbers side by side, else None (math-verify decides)."""
-    given, gold = given.strip(), gold.strip()
-    if _INTEGER.fullmatch(given) and _INTEGER.fullmatch(gold):
-        return 1.0 if int(given) == int(gold) else 0.0
-    if _SEVERAL.search(given):
-        return 0.0
-    return None
-
-
 def same_answer(reply: str | None, gold: str) -> float:
-    """math-verify's verdict on the reply's boxed answer, the integer fast path first."""
-    fast = integer_verdict(final_boxed(reply), gold)
+    """math-verify's verdict on the reply's boxed answer (its everyday spellings made readable), two plain
+    rationals compared exactly first."""
+    given = readable(final_boxed(reply))
+    fast = plain_verdict(given, gold)
     if fast is not None:
         return fast
     # math-verify times out with SIGALRM, which only the main thread may set: elsewhere it would
     # fail and score every answer 0, so off the main thread it runs without its timeout.
     timeout = MATH_TIMEOUT_SECONDS if threading.current_thread() is threading.main_thread() else 0
-    return vf.verify_boxed_math_answer(reply, gold, timeout_seconds=timeout)
+    return vf.verify_boxed_math_answer(f"\\boxed{{{given}}}", gold, timeout_seconds=timeout)
 
 
 def reference_answer(raw) -> str:
@@ -69,7 +115,7 @@ def reference_answer(raw) -> str:
     text = str(raw).strip()
     if "####" in text:
         text = text.rsplit("####", 1)[1].strip().replace(",", "")
-    return text
+    return readable(text)
 
 
 # The dataset's own id column, when it has one, is the task id (else the row's position).
