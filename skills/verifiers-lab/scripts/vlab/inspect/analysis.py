@@ -7,8 +7,8 @@ from typing import Any
 
 from vlab.core.result import EXIT_USAGE, Result, UsageError
 from vlab.inspect import labels
-from vlab.inspect.columns import profile_columns
-from vlab.inspect.formats import WARN_BELOW, detect_answer_format
+from vlab.inspect.columns import profile_columns, truncate
+from vlab.inspect.formats import WARN_BELOW, detect_answer_format, extract_boxed
 from vlab.inspect.hub import looks_like_hub_id, read_hub
 from vlab.inspect.readers import read_local
 from vlab.inspect.recommend import recommend
@@ -238,14 +238,28 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any]) -> None:
         msg = f"answer format: {fmt['label']} - {fmt['match_share']:.0%} of {fmt['rows']} rows match"
         if fmt.get("extraction_share") is not None:
             msg += f", extraction works on {fmt['extraction_share']:.0%}"
+        # numeric and math answers in other forms: listed only where the numeric templates cannot read them
+        written = _read_as_written(sample, data) if fmt["match_share"] < WARN_BELOW else None
         if fmt["match_share"] >= WARN_BELOW:
             result.passed("answer-format", msg)
+        elif written is not None and not written["unread"] and not written["unasked"]:
+            result.passed("answer-format", msg + "; the other rows are forms the numeric templates read (answer-forms)")
         else:
-            rows = ", ".join(str(m["row"]) for m in fmt["non_matching"])
+            listed = written["unread"] if written is not None else [m["row"] for m in fmt["non_matching"]]
+            more = len(listed) - 5 + (written["unasked"] if written is not None else 0)
+            rows = ", ".join(str(i) for i in listed[:5]) + (f" and {more} more" if more > 0 else "")
             result.warn(
                 "answer-format",
                 msg + f"; not matching: rows {rows}",
                 "normalise those answers, or the reward scores them 0 whatever the model says",
+            )
+        if written and written["read"]:
+            shown = ", ".join(f"{i} ({truncate(v, 30)!r})" for i, v in written["read"][:5])
+            more = f" and {len(written['read']) - 5} more" if len(written["read"]) > 5 else ""
+            result.passed(
+                "answer-forms",
+                f"{len(written['read'])} answers outside the {fmt['type']} format are read as written by math-verify "
+                f"(rows {shown}{more}): the numeric templates score them; keep them as they are",
             )
         if fmt["type"] == "long_text":
             result.warn(
@@ -273,6 +287,36 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any]) -> None:
         result.step("or paste data.recommendation.snippets (classic / v1) from --json: the column mapping is filled in")
 
 
+def _read_as_written(sample: Sample, data: dict[str, Any]) -> dict[str, Any] | None:
+    """The numeric and math answers that do not match the format, scored as the numeric templates score them:
+    a reply boxing the gold is read back whole (its braces balance) and math-verify reads the gold as itself
+    (``same_value(gold, gold)``: 6 - 5i, 52_8). {"read": [(row, gold)], "unread": [row], "unasked": count past
+    formats.READ_BACK_AT_MOST}, also on the data's answer_format; None for other formats, or where the
+    comparison cannot load (math-verify missing: every such row is then listed)."""
+    fmt = data["answer_format"]
+    if fmt["type"] not in ("number", "math") or not fmt.get("non_matching_rows"):
+        return None
+    try:
+        from vlab.reward.equivalence import same_value
+
+        same_value("1/2", "1/2")  # the comparison loads (math-verify, the templates' rewrites), else rows stay listed
+    except (ImportError, OSError, RuntimeError):
+        return None
+    column = data["roles"]["answer"]["column"]
+    read, unread = [], []
+    for i in fmt["non_matching_rows"]:
+        gold = sample.rows[i].get(column)
+        gold = str(gold).strip() if isinstance(gold, (str, int, float)) and not isinstance(gold, bool) else ""
+        if gold and extract_boxed(f"\\boxed{{{gold}}}") == gold and same_value(gold, gold):
+            read.append((i, gold))
+        else:
+            unread.append(i)
+    unasked = fmt["rows"] - fmt["matched"] - len(fmt["non_matching_rows"])
+    fmt["read_as_written"] = [{"row": i, "value": truncate(v, 80)} for i, v in read]
+    fmt["not_read"] = unread
+    return {"read": read, "unread": unread, "unasked": unasked}
+
+
 def _split_checks(result: Result, sample: Sample) -> None:
     split = sample.loader.get("split")
     if sample.splits:
@@ -281,11 +325,22 @@ def _split_checks(result: Result, sample: Sample) -> None:
         )
         where = sample.splits_from or "file names"
         result.passed("splits", f"splits found ({where}): {listed}; read {split!r} only")
+    # the rules test_reward's test_split applies too (read lazily: inspect never loads reward otherwise)
+    from vlab.reward.leaks import ids_like_test_split, named_test_split
+
+    evidence = []
     if sample.splits and split == "test":
+        evidence.append(f"{sample.source}{f', split {split!r}' if split else ''}")
+    elif not sample.splits and sample.kind != "hub" and named_test_split(sample.source):
+        evidence.append(f"{sample.source}: {named_test_split(sample.source)}")
+    ids = ids_like_test_split(sample.rows)
+    if ids:
+        column, hits, n, example = ids
+        evidence.append(f"{hits}/{n} {column!r} ids read start like a test split's, e.g. {example!r}")
+    if evidence:
         result.warn(
             "test-split",
-            f"this is the test split ({sample.source}{f', split {split!r}' if split else ''}): "
-            "an environment trained on it spoils the evaluation",
+            f"this is the test split ({'; '.join(evidence)}): an environment trained on it spoils the evaluation",
             "train on the train split (--split train, or the train file); keep test rows for evaluation only",
         )
 

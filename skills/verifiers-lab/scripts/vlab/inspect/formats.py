@@ -21,6 +21,8 @@ STRONG = 0.8
 PLAIN = 0.9
 WARN_BELOW = 0.98
 CLASS_MAX_DISTINCT = 10
+# Non-matching numeric/math rows carried by index (``non_matching_rows``), for inspect to ask math-verify about.
+READ_BACK_AT_MOST = 50
 LETTERS = catalog.CHOICE_LETTERS
 
 _NUMBER = re.compile(r"^[-+−]?\$?\s*(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?\s*%?$")
@@ -115,6 +117,23 @@ def looks_like_math(value: Any) -> bool:
     return 0 < len(t) <= 60 and "\n" not in t and bool(_MATH.search(t) or re.fullmatch(r"[\d\s.,()\[\]+\-]+", t))
 
 
+# A value made of empty groups only: "\\text{}", "{ }", "$$".
+_EMPTY_GROUPS = re.compile(r"(?:\s|\$|\\[A-Za-z]+\s*\{\s*\}|\{\s*\})*")
+
+
+def well_formed_math(value: Any) -> bool:
+    """A math answer a reply can write back: its braces balance ("\\frac{1}{" does not) and it says something
+    ("\\text{}" says nothing). Escaped braces (\\{1, 2\\}) are the set's, not groups."""
+    if not isinstance(value, str):
+        return True
+    depth = 0
+    for brace in re.findall(r"(?<!\\)[{}]", value):
+        depth += 1 if brace == "{" else -1
+        if depth < 0:
+            return False
+    return depth == 0 and not _EMPTY_GROUPS.fullmatch(value.strip())
+
+
 def looks_like_code(value: Any) -> bool:
     return isinstance(value, str) and "\n" in value.strip() and bool(_CODE.search(value))
 
@@ -171,7 +190,7 @@ def detect_answer_format(
         "multiple_choice_text": is_option,
         "boolean": lambda i, v: as_bool(v) is not None,
         "number": lambda i, v: parse_number(v) is not None,
-        "math": lambda i, v: parse_number(v) is not None or looks_like_math(v),
+        "math": lambda i, v: parse_number(v) is not None or (looks_like_math(v) and well_formed_math(v)),
         "code": lambda i, v: looks_like_code(v),
         "short_text": lambda i, v: is_short_text(v),
     }
@@ -243,6 +262,8 @@ def detect_answer_format(
         "examples": [truncate(v, 80) for v in present[:3]],
         "non_matching": [{"row": i, "value": truncate(values[i], 80)} for i in misses[:5]],
     }
+    if fmt in ("number", "math") and misses:  # inspect asks math-verify whether the numeric templates read them
+        out["non_matching_rows"] = misses[:READ_BACK_AT_MOST]
     out.update(_extraction(fmt, values, choice_lists, class_names, distinct))
     if fmt in catalog.CHOICE_KEY_FORMS and choices:
         out["choices_column"] = choices

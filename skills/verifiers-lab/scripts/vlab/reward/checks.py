@@ -24,7 +24,7 @@ from vlab.core.result import Result, UsageError
 from vlab.env import Environment, Score
 from vlab.env.pool import ScoringPool
 from vlab.env.remote import LOAD_LIMIT, LoadFailed, RemoteEnvironment
-from vlab.reward import choices, code, dataset, labels, numbers, prompts, scoreboard, verdicts
+from vlab.reward import choices, code, dataset, labels, leaks, numbers, prompts, scoreboard, shapes, verdicts
 from vlab.reward import probes as rp
 from vlab.reward.conversation import conversation_checks
 from vlab.reward.files import completion_checks, custom_checks
@@ -34,6 +34,7 @@ from vlab.reward.kinds import RowKind, environment_kind, row_kind
 from vlab.reward.validate import check_validate
 
 PROBE_ROWS = 5  # rows probed in full when --num-examples is not given
+SHAPE_ROWS = 8  # at most this many more: the first row of each math answer shape the first rows lack
 REACH_SECONDS = 60.0  # default time budget of the reachability pass
 CODE_ROWS_AT_ONCE = 2
 
@@ -266,7 +267,8 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     space = labels.label_space(scope, golds, kinds)  # the data's kind: a digit label is a label, not a number
     if space is not None:
         kinds = {i: labels.label_kind() if i in space.offered else k for i, k in kinds.items()}
-    primary = rp.primary_template(hints, opts.gold_template)
+    if opts.num_examples is None:  # a row of every answer shape the data has, not only its first rows'
+        sample += shapes.shape_rows(scope, sample, golds, kinds, SHAPE_ROWS)
 
     built = []
     for row in sample:
@@ -279,6 +281,7 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
             continue
         rows_probes = rp.build_probes(row, hints, opts.gold_template, opts.preset)
         if kind.kind == "choice":
+            primary = rp.primary_template(hints, opts.gold_template, rp.user_text(row))
             extra = choices.label_probes(gold, kind, primary)
             rows_probes.probes += extra
             rows_probes.formats |= {p.id: primary for p in extra if p.category == "gold_alt"}
@@ -318,7 +321,7 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
         kind = kinds[rr.row.index]
         extra: list[rp.Probe] = []
         if kind.kind == "number":
-            extra = numbers.number_probes(rr.gold, template)
+            extra = numbers.number_probes(rr.gold, template, rr.row.question)
         elif kind.kind == "choice":
             extra = choices.form_probes(rr, kind, template, fn)
         elif kind.kind == "label":
@@ -350,7 +353,10 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
         "answer_kind": kind_name,
         "seconds": round(elapsed + elapsed2, 3),
         "probes_per_second": round(len(all_items) / (elapsed + elapsed2), 1) if elapsed + elapsed2 > 0 else None,
-        "formats": [{"source": s, "template": t} for s, t in rp.gold_templates(hints, opts.gold_template)],
+        "formats": [
+            {"source": s, "template": t}
+            for s, t in rp.gold_templates(hints, opts.gold_template, rp.user_text(rows[0].row))
+        ],
         "by_probe": rp.summarize_probe_kinds(rows, env.reward_functions),
         "example": verdicts.example(rows[0]),
         "correctness_function": fn,
@@ -359,8 +365,8 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     verdicts.margin_check(result, rows, fn, opts)
     verdicts.varies_check(result, rows, env)
     verdicts.format_check(result, rows)
-    stated = rp.prompt_stated_probe_ids(hints, opts.gold_template, _user_text(rows[0].row))
-    verdicts.prompt_format_check(result, rows, stated, fn, hints.system_prompt or _user_text(rows[0].row))
+    stated = rp.prompt_stated_probe_ids(hints, opts.gold_template, rp.user_text(rows[0].row))
+    verdicts.prompt_format_check(result, rows, stated, fn, hints.system_prompt or rp.user_text(rows[0].row))
     verdicts.hack_check(result, rows, fn)
     if kind_name == "code":
         code.check_code(result, rows, fn)
@@ -381,16 +387,14 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     # the whole dataset (or the --num-examples rows)
     dataset.check_rows(result, scope, golds, kinds)
     prompts.check_prompts(result, scope, kinds, golds)
+    leaks.check_answer_leak(result, scope, golds)
+    leaks.check_test_split(result, scope, opts.env_args)
     check_validate(result, env, scope, opts.timeout)
     if space is not None:
         labels.check_label_space(result, scope, golds, space)
         result.data["probes"]["labels"] = {"labels": list(space.labels), "from": space.source}
     _reachability(result, env, opts, scope, golds, kinds, rows, built, fn)
     return first + again
-
-
-def _user_text(row) -> str:
-    return " ".join(str(m.get("content") or "") for m in row.prompt if m.get("role") == "user")
 
 
 def _results(built: list[rp.RowProbes], scores: list[Score]) -> list[rp.RowResult]:

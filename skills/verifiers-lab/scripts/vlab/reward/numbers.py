@@ -16,13 +16,18 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from vlab.reward import shapes
 from vlab.reward.equivalence import decimal_text, exact, same_value
 from vlab.reward.probes import EPS, Probe, RowResult, answer_part, best_gold, fill, value
 
 FORM = "number_form"
 NEAR = "near_miss"
-# Spellings whose rejection fails the check (the others warn).
+# The plainest spellings of the value: refusing any of them fails the check.
 REQUIRED = {"integer_form", "decimal_form_of_fraction", "leading_point", "latex_fraction"}
+# The other spellings math-verify pays (shapes: \dfrac, a/b, 2*sqrt(3), \sqrt3, spacing, \left(, roots in another
+# order): refusing at least this share of all the spellings tried fails too (a real share of correct answers
+# paid nothing); fewer warn, and so do the cosmetic ones (shapes.COSMETIC, 51.0 for 51, 1,000).
+REFUSED_SHARE = 0.1
 # Near misses a policy writes only where the data speaks of the symbol (the others are the gold's own kind).
 SYMBOLIC = {"times_pi": re.compile(r"\\pi\b|π|\bpi\b", re.I)}
 
@@ -38,8 +43,9 @@ def _latex(value: Fraction) -> str:
     return f"{sign}\\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
 
 
-def number_probes(gold: str, template: str) -> list[Probe]:
-    """Equivalent spellings (category number_form) and near misses (near_miss) of a numeric gold."""
+def number_probes(gold: str, template: str, question: str = "") -> list[Probe]:
+    """Equivalent spellings (category number_form) and near misses (near_miss) of a numeric gold, those of its
+    shape (``shapes``: tuples, intervals, sets, \\pm, irrational values, degrees, percent) included."""
     value = exact(gold)
     forms: list[tuple[str, str]] = []
     near: list[tuple[str, str]] = []
@@ -75,8 +81,16 @@ def number_probes(gold: str, template: str) -> list[Probe]:
                 near.append(("inverted", _latex(inverse)))
     elif gold.strip():
         near += [("plus_one", f"{gold.strip()}+1"), ("sign_flipped", f"-\\left({gold.strip()}\\right)")]
-    probes = [Probe(f"{FORM}:{name}", FORM, fill(template, text)) for name, text in forms if same_value(gold, text)]
-    probes += [Probe(f"{NEAR}:{name}", NEAR, fill(template, text)) for name, text in near if not same_value(gold, text)]
+    forms = [(n, t) for n, t in forms if same_value(gold, t)]
+    near = [(n, t) for n, t in near if not same_value(gold, t)]
+    shaped_forms, shaped_near = shapes.shape_probes(gold, question)
+    seen: set[str] = set()
+    probes = []
+    for category, found in ((FORM, forms + shaped_forms), (NEAR, near + shaped_near)):
+        for name, text in found:
+            if text not in seen and text.strip() != gold.strip():
+                seen.add(text)
+                probes.append(Probe(f"{category}:{name}", category, fill(template, text)))
     return probes
 
 
@@ -87,7 +101,7 @@ def check_numbers(
     near misses the dataset's golds or prompts carry (``symbols_in_data``); the others paid only warn."""
     rejected: dict[str, list] = {}
     paid: dict[str, list] = {}
-    tried = 0
+    tried = forms_tried = 0
     for rr in rows:
         gold = best_gold(rr)
         if gold is None or not established(rr):
@@ -95,6 +109,7 @@ def check_numbers(
         top = value(gold, fn)
         for p in rr.of(FORM):
             tried += 1
+            forms_tried += 1
             if value(p, fn) < top - EPS:
                 rejected.setdefault(p.probe.id.split(":", 1)[1], []).append((rr, p))
         for p in rr.of(NEAR):
@@ -108,19 +123,24 @@ def check_numbers(
             result.skip("number_forms", why)
         return
     scorer = f"{fn!r}" if fn else "the total reward"
+    _near_misses(result, paid, symbols, scorer, tried)
+    _number_forms(result, rejected, forms_tried)
+
+
+def _near_misses(result, paid: dict[str, list], symbols, scorer: str, tried: int) -> None:
     hint = (
         "compare the value exactly (math-verify: vf.MathRubric, vf.verify_boxed_math_answer), never int(float(x)), "
-        "a substring or the first number found in the answer"
+        "a numeric tolerance, a set of a tuple's entries, a substring or the first number found in the answer"
     )
     harmless = {k: v for k, v in paid.items() if k in SYMBOLIC and k not in symbols}
     paid = {k: v for k, v in paid.items() if k not in harmless}
     if paid:
         result.fail(
             "near_misses",
-            "near misses earn the gold reward from "
+            "wrong answers of the gold's own shape earn the gold reward from "
             + scorer
             + ": "
-            + "; ".join(_example(name, hits) for name, hits in paid.items()),
+            + "; ".join(_example(name, hits, shapes.NEAR_MEANS.get(name)) for name, hits in paid.items()),
             hint,
         )
         result.step("make the reward compare the whole answer as a value; near misses must score like wrong answers")
@@ -135,31 +155,44 @@ def check_numbers(
         )
     else:
         result.passed(
-            "near_misses", "no near miss (51.4 for 51, a flipped sign, 2\\pi for 2, 510 for 51) earned the gold"
+            "near_misses",
+            f"no near miss earned the gold ({tried} probes: 51.4 for 51, a flipped sign, 2\\pi for 2, 3.14 for "
+            "\\pi, a swapped tuple, a flipped interval bracket, a root dropped)",
         )
-    required = {k: v for k, v in rejected.items() if k in REQUIRED}
-    cosmetic = {k: v for k, v in rejected.items() if k not in REQUIRED}
-    if required:
+
+
+def _number_forms(result, rejected: dict[str, list], tried: int) -> None:
+    refused = sum(len(hits) for hits in rejected.values())
+    cosmetic = {k: v for k, v in rejected.items() if k in shapes.COSMETIC or k in _COSMETIC_NUMBER}
+    value_forms = {k: v for k, v in rejected.items() if k not in cosmetic}
+    refused_values = sum(len(hits) for hits in value_forms.values())
+    share = f"{refused_values} of the {tried} equivalent spellings tried ({refused_values / tried:.0%})"
+    if value_forms and (set(value_forms) & REQUIRED or refused_values / tried >= REFUSED_SHARE):
         result.fail(
             "number_forms",
-            "the reward rejects the gold value written another way a model writes it: "
-            + "; ".join(_example(name, hits) for name, hits in required.items()),
+            f"the reward refuses {share}, the gold value written the ways a model writes it: "
+            + "; ".join(_example(name, hits) for name, hits in value_forms.items()),
             "compare with math-verify (vf.MathRubric / vf.verify_boxed_math_answer), as templates/environments/"
             "classic-numeric does, not as strings",
         )
         result.step("compare answers as values (math-verify), not as strings")
-    elif cosmetic:
+    elif rejected:
         result.warn(
             "number_forms",
-            "the reward rejects some spellings of the gold value: "
-            + "; ".join(_example(name, hits) for name, hits in cosmetic.items()),
-            "math-verify accepts them (vf.MathRubric / vf.verify_boxed_math_answer); a model that writes them gets 0",
+            f"the reward refuses {refused} of the {tried} spellings of the gold value tried: "
+            + "; ".join(_example(name, hits) for name, hits in rejected.items()),
+            "the numeric templates accept them (math-verify after their `readable`); a model that writes them gets 0",
         )
     else:
-        result.passed("number_forms", "every equivalent spelling of the gold value earns the gold reward")
+        result.passed("number_forms", f"every equivalent spelling of the gold value earns the gold reward ({tried})")
 
 
-def _example(name: str, hits: list) -> str:
+# number_probes' own spellings whose refusal only warns.
+_COSMETIC_NUMBER = {"decimal_spelling", "thousands_separator", "latex_thousands"}
+
+
+def _example(name: str, hits: list, means: str | None = None) -> str:
     rr, p = hits[0]
     shown = answer_part(p.probe.text)
-    return f"{name} on {len(hits)} row(s), e.g. {shown!r} for gold {rr.gold!r} (example_id {rr.row.index})"
+    what = f" ({means})" if means else ""
+    return f"{name}{what} on {len(hits)} row(s), e.g. {shown!r} for gold {rr.gold!r} (example_id {rr.row.index})"

@@ -40,6 +40,25 @@ _PLACEHOLDER = re.compile(
     re.I,
 )
 _TAG_PAIR = re.compile(r"<([A-Za-z_][\w-]*)>\s*(?:\.\.\.|…|[^<>]{0,40})\s*</\1>")
+# An answer line the prompt asks for, its value an explicit placeholder (never a word that merely says
+# "answer"): "Answer: $ANSWER" (simple-evals), "ANSWER: X", "Final Answer: <your answer>", "Answer: ...",
+# "Final Answer: \boxed{<answer>}"; a quoted label with nothing after it ('after "Answer:"'); and a box around
+# a placeholder ("The final answer is $\boxed{answer}$"). The label is capitalised, as prompts show it.
+_LABEL = r"(?:Final [Aa]nswer|FINAL ANSWER|Answer|ANSWER)"
+_SLOT = (
+    r"\$(?:ANSWER|LETTER|NUMBER|FINAL_ANSWER)\b\$?"  # simple-evals' $ANSWER, $LETTER
+    r"|[XN](?=\s*$|\s*[\"'`,;)\]}”’]|\.(?!\w)|\s+(?:where|with|in which)\b|\s+\()"  # X or N alone
+    r"|\.\.\.|…"
+    r"|<[A-Za-z][\w \-]{0,30}>|\[[A-Za-z][\w \-]{0,30}\]|\{[A-Za-z][\w \-]{0,30}\}"  # <answer>, [answer], {answer}
+)
+_BOXED_SLOT = r"\$?\\boxed\{\s*(?:" + _SLOT + r"|answer|final answer|your answer)?\s*\}\$?"
+_ANSWER_LINE = re.compile(r"(?<![\w$])(" + _LABEL + r")\s*:[ \t]*(" + _BOXED_SLOT + r"|" + _SLOT + r")")
+_QUOTED_LABEL = re.compile(r"[\"'`“‘](" + _LABEL + r")\s*:\s*[\"'`”’]")
+_BOXED_PLACEHOLDER = re.compile(
+    r"(?:((?:[Tt]he )?[Ff]inal answer is:?)\s*)?\$?\\boxed\{\s*(?:"
+    + _SLOT
+    + r"|answer|final answer|your answer)\s*\}\$?"
+)
 
 
 @dataclass
@@ -107,8 +126,9 @@ def wrong_value(gold: str, k: int = 1) -> str:
 # -- formats ---------------------------------------------------------------------------
 
 
-def gold_templates(hints: FormatHints, user_template: str | None) -> list[tuple[str, str]]:
-    """(source, template with {answer}) pairs, the environment's own formats first."""
+def gold_templates(hints: FormatHints, user_template: str | None, user_text: str = "") -> list[tuple[str, str]]:
+    """(source, template with {answer}) pairs, the environment's own formats first; then the answer lines the
+    user's message asks for (``user_text``, where MATH-style prompts put 'Answer: $ANSWER'), as ``user_prompt``."""
     out: list[tuple[str, str]] = []
     if user_template:
         if "{answer}" not in user_template:
@@ -126,6 +146,8 @@ def gold_templates(hints: FormatHints, user_template: str | None) -> list[tuple[
         out.append(("parser_boxed", f"<think>\n{_THINK_FILLER}\n</think>\n\\boxed{{{{answer}}}}"))
     for i, template in enumerate(system_prompt_templates(hints.system_prompt or "")):
         out.append((f"system_prompt{i or ''}", template))
+    for i, template in enumerate(answer_line_templates(user_text)):
+        out.append((f"user_prompt{i or ''}", template))
     seen: set[str] = set()
     unique = []
     for source, t in out:
@@ -166,7 +188,39 @@ def system_prompt_templates(system_prompt: str) -> list[str]:
             fragment = line[lead.end() :]
         fragment = fragment.strip().rstrip(".")
         found.append(f"{_THINK_FILLER}\n" + fragment.replace(m.group(0), "{answer}", 1))
+    # the answer lines ('Answer: $ANSWER', 'Final Answer: \\boxed{<answer>}'), after the formats above
+    found += [t for t in answer_line_templates(system_prompt) if t not in found]
     return found
+
+
+def answer_line_templates(text: str) -> list[str]:
+    """The answer lines a prompt asks for with an explicit placeholder, each a template with {answer}:
+    'Answer: $ANSWER', 'Answer: X', 'ANSWER: ...', 'Final Answer: <answer>' -> 'Answer: {answer}' (the label as
+    written); 'put your final answer after "Answer:"' -> 'Answer: {answer}'; 'Final Answer: \\boxed{<answer>}'
+    and 'The final answer is $\\boxed{answer}$' as written, the box around {answer}. A sentence that only
+    speaks of an answer ("Answer the question.", "Answer: explain your reasoning") states none."""
+    found: list[str] = []
+    for line in (text or "").splitlines():
+        spans = []  # the answer lines read: a box inside one is not read again
+        for m in _ANSWER_LINE.finditer(line):
+            slot = m.group(2)
+            tag = re.fullmatch(r"<([^<>]+)>", slot)
+            if tag and f"</{tag.group(1)}>" in line[m.end() :]:  # 'Answer: <answer>...</answer>': a tag pair
+                continue
+            spans.append(m.span())
+            value = _boxed(slot) if "\\boxed" in slot else "{answer}"
+            found.append(f"{m.group(1)}: {value}")
+        found += [f"{m.group(1)}: {{answer}}" for m in _QUOTED_LABEL.finditer(line)]
+        for m in _BOXED_PLACEHOLDER.finditer(line):
+            if not any(start <= m.start() < end for start, end in spans):
+                found.append(f"{m.group(1) or ''} {_boxed(m.group(0)[len(m.group(1) or '') :].strip())}".strip())
+    return list(dict.fromkeys(f"{_THINK_FILLER}\n{t}" for t in found))
+
+
+def _boxed(written: str) -> str:
+    """A box as the prompt writes it (in $...$ or not), around {answer}."""
+    box = "\\boxed{{answer}}"
+    return f"${box}$" if written.startswith("$") and written.endswith("$") else box
 
 
 CONVENTIONS = [
@@ -184,13 +238,15 @@ _STATED_CONVENTIONS = {"boxed": re.compile(r"\\boxed|\bboxed\b", re.I), "hashes"
 def prompt_stated_probe_ids(
     hints: FormatHints, user_template: str | None = None, user_text: str = ""
 ) -> dict[str, str]:
-    """Gold probe ids in the formats the system prompt asks for (\\boxed{} and #### also in the user's
-    message) -> a readable name; the --gold-template format stands for the prompt's only where the
-    prompt's own format is not recognised."""
+    """Gold probe ids in the formats the system prompt asks for (\\boxed{}, #### and the answer lines of
+    ``answer_line_templates`` also in the user's message) -> a readable name; the --gold-template format
+    stands for the prompt's only where the prompt's own format is not recognised."""
     system_prompt = (hints.system_prompt or "") + "\n" + (user_text or "")
     readable = lambda template: fill(template.replace(_THINK_FILLER, ""), "ANSWER").strip()  # noqa: E731
-    templates = gold_templates(hints, user_template)
-    stated = {f"gold:{source}": readable(t) for source, t in templates if source.startswith("system_prompt")}
+    templates = gold_templates(hints, user_template, user_text)
+    stated = {
+        f"gold:{source}": readable(t) for source, t in templates if source.startswith(("system_prompt", "user_prompt"))
+    }
     for name, pattern in _STATED_CONVENTIONS.items():
         if pattern.search(system_prompt):
             stated[f"gold_alt:{name}"] = readable(dict(CONVENTIONS)[name].splitlines()[-1])
@@ -234,7 +290,7 @@ def build_probes(
     gold = gold_value(row.answer, row.question)
     if gold is None:
         return None
-    templates = gold_templates(hints, user_template)
+    templates = gold_templates(hints, user_template, user_text(row))
     probes: list[Probe] = [Probe(f"gold:{src}", "gold", fill(t, gold)) for src, t in templates]
     probes += [Probe(f"gold_alt:{name}", "gold_alt", fill(t, gold)) for name, t in CONVENTIONS]
     primary = templates[0][1] if templates else CONVENTIONS[0][1]
@@ -252,9 +308,16 @@ def build_probes(
     return RowProbes(row, gold, probes, formats)
 
 
-def primary_template(hints: FormatHints, user_template: str | None = None) -> str:
-    """The format a correct completion is written in first: the user's, the environment's, else \\boxed{}."""
-    templates = gold_templates(hints, user_template)
+def user_text(row: Row) -> str:
+    """The text of the row's user messages (the question, and a format it asks for), else its question."""
+    said = " ".join(str(m.get("content") or "") for m in row.prompt or [] if m.get("role") == "user")
+    return said or row.question or ""
+
+
+def primary_template(hints: FormatHints, user_template: str | None = None, user_said: str = "") -> str:
+    """The format a correct completion is written in first: the user's, the environment's (its prompt's, the
+    user message ``user_said`` included), else \\boxed{}."""
+    templates = gold_templates(hints, user_template, user_said)
     return templates[0][1] if templates else CONVENTIONS[0][1]
 
 

@@ -212,7 +212,7 @@ def prompt_format_check(
     if not missed:
         result.passed(
             "prompt_format",
-            f"an answer in the format the system prompt asks for ({formats}) earns the top score from {scored_by}",
+            f"an answer in the format the prompt asks for ({formats}) earns the top score from {scored_by}",
         )
         return
     rr, asked, best = example
