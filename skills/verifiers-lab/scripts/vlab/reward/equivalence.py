@@ -22,8 +22,6 @@ from types import SimpleNamespace
 
 from vlab.core.paths import templates_dir
 
-_DECIMAL = re.compile(r"-?(?:\d+\.?\d*|\.\d+)")
-_FRACTION = re.compile(r"(-?\d+)\s*/\s*(\d+)|\\d?frac\{(-?\d+)\}\{(\d+)\}")
 # A comma is a thousands separator only between groups of three digits ("1,234", "1{,}234"); in "-2,1",
 # "(1,2)" or "[0,3)" it separates the values of a list, a tuple or an interval.
 _GROUPED = re.compile(r"-?\$?\d{1,3}(?:(?:,|\{,\})\d{3})+(?:\.\d+)?")
@@ -68,7 +66,10 @@ def template_comparison() -> SimpleNamespace:
     namespace: dict = {"re": re, "Fraction": Fraction}
     exec(compile(ast.Module(body=nodes, type_ignores=[]), path, "exec"), namespace)  # noqa: S102 - the pack's own file
     return SimpleNamespace(
-        readable=namespace["readable"], plain_verdict=namespace["plain_verdict"], several=namespace["_SEVERAL"]
+        readable=namespace["readable"],
+        plain_value=namespace["plain_value"],
+        plain_verdict=namespace["plain_verdict"],
+        several=namespace["_SEVERAL"],
     )
 
 
@@ -112,15 +113,9 @@ def same_value(a: str, b: str, native: bool = False) -> bool:
 
 
 def exact(text: str) -> Fraction | None:
-    """The exact rational a plain numeric answer states (51, 51.0, .5, 1/2, \\frac{1}{2}), or None."""
-    t = without_separators(text).replace("$", "")
-    if _DECIMAL.fullmatch(t):
-        return Fraction(t)
-    m = _FRACTION.fullmatch(t)
-    if m:
-        num, den = (m.group(1), m.group(2)) if m.group(1) is not None else (m.group(3), m.group(4))
-        return Fraction(int(num), int(den)) if int(den) else None
-    return None
+    """The exact rational a plain numeric answer states (51, 51.0, .5, 1/2, \\frac{1}{2}, \\frac12), or None:
+    the numeric templates' ``plain_value``."""
+    return template_comparison().plain_value(text)
 
 
 def decimal_text(value: Fraction) -> str | None:

@@ -35,9 +35,9 @@ MATH_TIMEOUT_SECONDS = 5
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 # Numbers side by side ("2 40 19", "0.0112 0.006"): math-verify reads them as one sum or product; never one answer.
 _SEVERAL = re.compile(r"(?<![\w.\\])(?:\d+\.?\d*|\.\d+)\s+(?:\d+\.?\d*|\.\d+)(?![\w./])")
-# A plain rational: 51, -0.0000672, .5, 14/3, \frac{14}{3}. Two of them are compared exactly: math-verify rounds
+# A plain rational: 51, -0.0000672, .5, 14/3, \frac{14}{3}, \frac12. Two of them are compared exactly: math-verify rounds
 # to 6 places, and would pay 0.0000673 for .0000672.
-_PLAIN = re.compile(r"(-?)(?:(\d+\.?\d*|\.\d+)|(\d+)\s*/\s*(\d+)|\\[dt]?frac\{(\d+)\}\{(\d+)\})")
+_PLAIN = re.compile(r"(-?)(?:(\d+\.?\d*|\.\d+)|(\d+)\s*/\s*(\d+)|\\[dt]?frac(?:\{(-?\d+)\}\{(\d+)\}|(\d)(\d)))")
 # Spellings a model writes every day that math-verify does not read, rewritten to ones it reads (the value is
 # never changed): degrees (90°, 90\degree -> 90^\circ), a LaTeX space inside a number (2\,220 -> 2220),
 # sqrt() anywhere (3 sqrt(5), (1, sqrt(3))), a final period (9. -> 9).
@@ -58,18 +58,18 @@ def readable(answer: str) -> str:
 
 
 def plain_value(text: str) -> Fraction | None:
-    """The exact value of a plain rational answer (51, 51.0, .5, 14/3, \\frac{14}{3}, 1{,}000), else None."""
+    """The exact value of a plain rational answer (51, 51.0, .5, 14/3, \\frac{14}{3}, \\frac12, 1{,}000), else None."""
     t = text.strip().replace("{,}", "").replace("$", "")
     if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", t):
         t = t.replace(",", "")
     m = _PLAIN.fullmatch(t)
     if not m:
         return None
-    sign, decimal, num, den, fnum, fden = m.groups()
+    sign, decimal, *fraction = m.groups()
     if decimal is not None:
         value = Fraction(decimal)
     else:
-        top, bottom = (num, den) if num is not None else (fnum, fden)
+        top, bottom = next((a, b) for a, b in zip(fraction[::2], fraction[1::2]) if a is not None)
         if int(bottom) == 0:
             return None
         value = Fraction(int(top), int(bottom))
