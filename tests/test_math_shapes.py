@@ -12,27 +12,13 @@ import pytest
 import reward_kind_fixtures as fx
 from conftest import SKILL_ROOT
 from math_fixtures import golds_of, math_rows
+from test_reward_kinds import message, run, status
 
 from vlab.core.result import Result
 from vlab.reward import shapes
-from vlab.reward.checks import TestRewardRequest, run_test_reward
 from vlab.reward.equivalence import same_value
 
 TEMPLATES = SKILL_ROOT / "templates" / "environments"
-
-
-def run(path, data, **opts) -> Result:
-    result = Result("test_reward")
-    run_test_reward(TestRewardRequest(env=str(path), env_args={"dataset_path": str(data)}, **opts), result)
-    return result
-
-
-def status(result: Result) -> dict[str, str]:
-    return {c.id: c.status for c in result.checks}
-
-
-def message(result: Result, cid: str) -> str:
-    return next(c.message for c in result.checks if c.id == cid)
 
 
 def not_passed(result: Result) -> list[tuple[str, str, str]]:
@@ -236,3 +222,31 @@ def test_the_refused_share_is_named(tmp_path):
     result = run(path, fx.write_rows(tmp_path, rows))
     assert status(result)["number_forms"] == "fail"
     assert "equivalent spellings tried (" in message(result, "number_forms")
+
+
+# -- verifiers' own MathRubric: math-verify as it is -----------------------------------------------
+
+MATH_RUBRIC_ENV = """
+import verifiers as vf
+from datasets import load_dataset
+
+
+def load_environment(dataset_path="data.jsonl"):
+    dataset = load_dataset("json", data_files=dataset_path, split="train")
+    rubric = vf.MathRubric()
+    return vf.SingleTurnEnv(dataset=dataset, system_prompt="Answer inside \\\\boxed{}.", parser=rubric.parser, rubric=rubric)
+"""
+
+
+@pytest.mark.classic
+def test_math_rubric_pays_a_small_numbers_next_last_digit_and_only_warns_on_cosmetic_spellings(tmp_path):
+    """math-verify rounds to 6 places: 0.0000673 earns .0000672 (a wrong answer paid: fail). Its refusals of
+    90° or 2\\,220 are strictness, not a wrong payment: warnings."""
+    env = tmp_path / "rubric_env.py"
+    env.write_text(MATH_RUBRIC_ENV)
+    small = [
+        {"question": f"Compute the probability {i}.", "answer": g} for i, g in enumerate([".0000672", "0.0000315"])
+    ]
+    result = run(env, fx.write_rows(tmp_path, small + [{"question": "Find the angle in degrees.", "answer": "90"}]))
+    assert status(result)["near_misses"] == "fail" and "last_digit" in message(result, "near_misses")
+    assert status(result)["number_forms"] == "warn" and "degrees_sign" in message(result, "number_forms")

@@ -321,7 +321,7 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
         kind = kinds[rr.row.index]
         extra: list[rp.Probe] = []
         if kind.kind == "number":
-            extra = numbers.number_probes(rr.gold, template, rr.row.question)
+            extra = numbers.number_probes(rr.gold, template, _prompt_text(rr.row))
         elif kind.kind == "choice":
             extra = choices.form_probes(rr, kind, template, fn)
         elif kind.kind == "label":
@@ -395,6 +395,11 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
         result.data["probes"]["labels"] = {"labels": list(space.labels), "from": space.source}
     _reachability(result, env, opts, scope, golds, kinds, rows, built, fn)
     return first + again
+
+
+def _prompt_text(row) -> str:
+    """Every message of the row's prompt (a system prompt asking for decimals counts too)."""
+    return "\n".join(str(m.get("content") or "") for m in row.prompt) or row.question
 
 
 def _results(built: list[rp.RowProbes], scores: list[Score]) -> list[rp.RowResult]:

@@ -129,8 +129,10 @@ def check_numbers(
 
 def _near_misses(result, paid: dict[str, list], symbols, scorer: str, tried: int) -> None:
     hint = (
-        "compare the value exactly (math-verify: vf.MathRubric, vf.verify_boxed_math_answer), never int(float(x)), "
-        "a numeric tolerance, a set of a tuple's entries, a substring or the first number found in the answer"
+        "compare the value exactly: two plain numbers as exact fractions (math-verify alone rounds to 6 places and "
+        "pays 0.0000673 for .0000672), the rest with math-verify, as templates/environments/v1-numeric's "
+        "plain_verdict and same_answer do; never int(float(x)), a tolerance, a tuple's entries as a set, a "
+        "substring or the first number found in the answer"
     )
     harmless = {k: v for k, v in paid.items() if k in SYMBOLIC and k not in symbols}
     paid = {k: v for k, v in paid.items() if k not in harmless}
