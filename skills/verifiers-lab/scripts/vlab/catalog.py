@@ -150,7 +150,7 @@ TEMPLATES: tuple[Template, ...] = (
         summary="numbers and math answers (math-verify), GSM8K '#### N'",
         columns=(_QUESTION, _ANSWER),
         reads=_NUMERIC,
-        parser=_CLASSIC_BOXED,
+        parser="vf.Parser(extract_fn=boxed_readable)",  # the last box, its spellings made readable
         rewards=(Reward("correct_answer", 1.0), Reward("boxed_answer", 0.0)),
         correctness="correct_answer",
     ),

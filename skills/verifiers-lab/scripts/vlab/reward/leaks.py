@@ -177,16 +177,22 @@ def _leak_sources(row: Row, gold: str, shared: set[str]) -> list[tuple[str, str]
 
 
 def _shared_answers(rows: list[Row], golds: dict[int, str | None]) -> set[str]:
-    """Answers the prompts show whatever their row's gold: a value boxed in as many prompts (or more) where
-    it is not the gold as where it is (a worked example, a format sample) is no row's leak.
+    """Answers the prompts show whatever their row's gold: a value in a message several rows share word for word
+    (a system prompt's "e.g. \\boxed{B}"), or boxed in as many prompts (or more) where it is not the gold as where
+    it is (a worked example, a format sample), is no row's leak.
 
     A value shown beside more than SPELLINGS different golds is shared without asking math-verify (one value
     has only a few spellings): a few-shot prompt over 10,000 rows costs no 10,000 comparisons."""
     carriers: dict[str, list[str]] = {}  # a value the prompts show -> the golds of the rows showing it
-    for row in rows:
-        for key in {_key(v) for m in row.prompt for _, v in _answers(_content(m))}:
-            carriers.setdefault(key, []).append(str(golds.get(row.index) or ""))
+    texts = Counter(_norm(_content(m)) for row in rows for m in {_content(m): m for m in row.prompt}.values())
     shared = set()
+    for row in rows:
+        for m in row.prompt:
+            values = {_key(v) for _, v in _answers(_content(m))}
+            if texts[_norm(_content(m))] > 1:  # a message several rows share (a system prompt's format example)
+                shared |= values
+            for key in values:
+                carriers.setdefault(key, []).append(str(golds.get(row.index) or ""))
     for key, carried in carriers.items():
         spellings = Counter(_key(g) for g in carried)
         if len(spellings) > SPELLINGS:

@@ -17,16 +17,13 @@ module only builds texts and judges the numbers.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import statistics
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from vlab import catalog
-from vlab.core.files import open_binary
 from vlab.core.result import UsageError
 from vlab.env import FormatHints, Row, Score
 from vlab.reward.equivalence import without_separators
@@ -460,97 +457,3 @@ def summarize_probe_kinds(row_results: list[RowResult], functions: list) -> list
             entry["functions"][f.name] = round(statistics.fmean(vals), 4) if vals else None
         out.append(entry)
     return out
-
-
-# -- user files ------------------------------------------------------------------------
-
-
-def read_jsonl(path: str, what: str) -> list[dict]:
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"{what} file not found: {path}")
-    rows = []
-    try:
-        with open_binary(p) as f:  # gzip-compressed files too
-            data = f.read()
-    except (OSError, EOFError) as err:
-        raise UsageError(f"cannot read {what} file {path}: {getattr(err, 'strerror', None) or err}") from None
-    for n, raw in enumerate(data.splitlines(), 1):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise UsageError(
-                f"{path}:{n}: not UTF-8 (byte {err.start} of the line)", hint="re-save it as UTF-8"
-            ) from None
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except RecursionError:
-            raise UsageError(f"{path}:{n}: JSON nested too deeply to read") from None
-        except json.JSONDecodeError as err:
-            raise UsageError(
-                f"{path}:{n}: not valid JSON ({err.msg})", hint=f"{what} files hold one JSON object per line"
-            ) from err
-        if not isinstance(obj, dict):
-            raise UsageError(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
-        rows.append(obj)
-    if not rows:
-        raise UsageError(f"{what} file is empty: {path}")
-    return rows
-
-
-def completion_of(obj: dict, path: str, n: int) -> Any:
-    completion = obj.get("completion")
-    if completion is None:
-        raise UsageError(f"{path}: line {n} has no 'completion' (text or a list of messages)")
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list) and all(isinstance(m, dict) and "role" in m for m in completion):
-        return completion
-    raise UsageError(f"{path}: line {n}: 'completion' must be text or a list of chat messages")
-
-
-class RowFinder:
-    """Find a dataset row by example_id or by its question/prompt text."""
-
-    def __init__(self, env) -> None:
-        self.env = env
-        self._by_text: dict[str, int] | None = None
-
-    def find(self, obj: dict, path: str, n: int) -> Row:
-        for key in ("example_id", "id", "row"):
-            if key in obj and obj[key] is not None:
-                idx = obj[key]
-                if not isinstance(idx, int) or isinstance(idx, bool):
-                    raise UsageError(f"{path}: line {n}: {key} must be an integer row index")
-                if not 0 <= idx < self.env.num_rows():
-                    raise UsageError(
-                        f"{path}: line {n}: {key} {idx} is out of range (dataset has {self.env.num_rows()} rows)"
-                    )
-                return self.env.row(idx)
-        text = obj.get("question") or obj.get("prompt")
-        if isinstance(text, list):
-            text = next(
-                (m.get("content") for m in reversed(text) if isinstance(m, dict) and m.get("role") == "user"), None
-            )
-        if not isinstance(text, str):
-            raise UsageError(f"{path}: line {n} needs example_id or the row's question/prompt text")
-        if self._by_text is None:
-            self._by_text = {r.question.strip(): r.index for r in self.env.rows(-1)}
-        idx = self._by_text.get(text.strip())
-        if idx is None:
-            raise UsageError(f"{path}: line {n}: no dataset row has this question: {text[:80]!r}")
-        return self.env.row(idx)
-
-
-def expected_range(obj: dict, path: str, n: int) -> tuple[float, float]:
-    exp = obj.get("expected", obj.get("expected_reward"))
-    lo, hi = obj.get("min"), obj.get("max")
-    if isinstance(exp, (int, float)) and not isinstance(exp, bool):
-        return float(exp) - EPS, float(exp) + EPS
-    if isinstance(exp, list) and len(exp) == 2 and all(isinstance(v, (int, float)) for v in exp):
-        return float(exp[0]) - EPS, float(exp[1]) + EPS
-    if isinstance(lo, (int, float)) or isinstance(hi, (int, float)):
-        return (float(lo) if lo is not None else -math.inf) - EPS, (float(hi) if hi is not None else math.inf) + EPS
-    raise UsageError(f"{path}: line {n}: give 'expected' (a number or [min, max]) or 'min'/'max'")
