@@ -244,14 +244,24 @@ def _alive(token: str) -> list[str]:
     return found
 
 
-def _outliver(marker: Path, token: str) -> str:
-    """A program that starts a process in a session of its own, says where it runs, and sleeps."""
+def _outliver(token: str) -> str:
+    """A program that starts a process in a session of its own and sleeps. It may write nowhere but its scratch
+    folder: the process it started, working there, tells where it ran (`_where`)."""
     return (
-        "import os, subprocess, time\n"
+        "import subprocess, time\n"
         f"subprocess.Popen(['sleep', '{token}'], start_new_session=True)\n"
-        f"open({str(marker)!r}, 'w').write(os.getcwd())\n"
         "time.sleep(600)\n" + GOOD
     )
+
+
+def _where(token: str) -> Path | None:
+    """The working folder of the process `_outliver` started (its program's scratch folder), while it runs."""
+    for line in _alive(f"sleep {token}"):
+        try:
+            return Path(os.readlink(f"/proc/{line.split(':')[0]}/cwd"))
+        except OSError:
+            continue
+    return None
 
 
 def _gone(check, seconds: float = 5.0) -> bool:
@@ -264,29 +274,34 @@ def _gone(check, seconds: float = 5.0) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
-def test_a_program_stopped_for_time_leaves_no_process_and_no_scratch_folder(tmp_path):
-    token, marker = f"{time.time() % 1000 + 1000:.3f}", tmp_path / "where"
-    got = verdicts({"outlives": _outliver(marker, token)}, runner().tests_of(MBPP, None), timeout=0.5)
+def test_a_program_stopped_for_time_leaves_no_process_and_no_scratch_folder():
+    from concurrent.futures import ThreadPoolExecutor
+
+    token, seen = f"{time.time() % 1000 + 1000:.3f}", []
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(verdicts, {"outlives": _outliver(token)}, runner().tests_of(MBPP, None), 1.0)
+        assert _gone(lambda: seen.append(_where(token)) or seen[-1] is not None, 30), "the program never ran"
+        got = running.result()
     assert got["outlives"]["passed"] is False and "within" in got["outlives"]["reason"], got
-    scratch = Path(marker.read_text())
+    scratch = seen[-1]
     assert _gone(lambda: not _alive(f"sleep {token}") and not scratch.exists()), (_alive(token), scratch)
 
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
 def test_nothing_is_left_running_after_the_scorer_is_killed(tmp_path):
-    token, marker, tmp = f"{time.time() % 1000 + 2000:.3f}", tmp_path / "where", tmp_path / "tmp"
+    token, tmp = f"{time.time() % 1000 + 2000:.3f}", tmp_path / "tmp"
     tmp.mkdir()
     script = (
         "import asyncio, sys\n"
         f"sys.path.insert(0, {str(TEMPLATES / 'v1-code')!r})\n"
         "import v1_code\n"
         f"spec = v1_code.tests_of({MBPP!r}, None)\n"
-        f"asyncio.run(v1_code.run_tests({_outliver(marker, token)!r}, spec, timeout=60))\n"
+        f"asyncio.run(v1_code.run_tests({_outliver(token)!r}, spec, timeout=60))\n"
     )
     scorer = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, "TMPDIR": str(tmp)})
     try:
-        assert _gone(marker.exists, 120), "the program never ran"  # importing verifiers takes a while under load
-        assert _gone(lambda: bool(_alive(f"sleep {token}")), 5)
+        # importing verifiers takes a while under load
+        assert _gone(lambda: bool(_alive(f"sleep {token}")), 120), "the program never ran"
     finally:
         scorer.send_signal(signal.SIGKILL)
         scorer.wait()
