@@ -278,6 +278,7 @@ def test_a_code_dataset_without_an_entry_point_column(tmp_path):
         "TESTS_COLUMN": "test_list",
         "ENTRY_POINT_COLUMN": None,  # read from the tests
         "SOLUTION_COLUMN": "code",
+        "SETUP_COLUMN": None,  # the rows carry no setup code
     }
     assert sorted(p.name for p in (tmp_path / "adders").iterdir()) == [
         "README.md",

@@ -53,6 +53,7 @@ ROLE_FLAGS = {
     "tests": "tests_column",
     "entry_point": "entry_point_column",
     "criteria": "criteria_column",
+    "setup": "setup_column",
 }
 
 
@@ -93,6 +94,11 @@ def build_parser():
     parser.add_argument("--tests-column", metavar="COLUMN", help="column with the tests (code)")
     parser.add_argument(
         "--entry-point-column", metavar="COLUMN", help="column with the function name the tests call (code)"
+    )
+    parser.add_argument(
+        "--setup-column",
+        metavar="COLUMN",
+        help="column with code the tests need run first (code templates: MBPP's test_setup_code)",
     )
     parser.add_argument(
         "--criteria-column",

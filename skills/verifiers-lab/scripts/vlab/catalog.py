@@ -11,10 +11,17 @@ for answer kinds and templates.
 
 from __future__ import annotations
 
+import ast
+import builtins
+import json
+import keyword
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Literal
+
+from vlab.core.paths import templates_dir
 
 Generation = Literal["classic", "v1"]
 # How a reply is compared with the gold answer (the snippet inspect_dataset writes follows it):
@@ -66,11 +73,73 @@ ROLES: tuple[Role, ...] = (
     Role("tests", "--tests-column"),
     Role("entry_point", "--entry-point-column"),
     Role("criteria", "--criteria-column"),  # per-row rubric criteria for a judge (inspect.roles.CRITERIA_NAMES)
+    # code the tests need run first (MBPP's test_setup_code: imports, helpers; inspect.roles.SETUP_NAMES)
+    Role("setup", "--setup-column"),
 )
 
 
 def role(name: str) -> Role:
     return next(r for r in ROLES if r.name == name)
+
+
+# -- the function a code row's tests call ----------------------------------------------------------
+
+# The rule's one home: the code templates' ``called_name`` (classic-code carries the same function; the
+# templates' prompts say "The function must be named ..." with it). Read from v1-code's source and run here.
+CODE_TEMPLATE = ("v1-code", "v1_code.py")
+
+
+@cache
+def _called_name():
+    path = templates_dir() / "environments" / CODE_TEMPLATE[0] / CODE_TEMPLATE[1]
+    text = path.read_text(encoding="utf-8")
+    node = next((n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == "called_name"), None)
+    if node is None:
+        raise RuntimeError(f"{path}: the code template lacks called_name")
+    namespace: dict[str, Any] = {"ast": ast, "builtins": builtins, "re": re}
+    exec(compile(ast.Module(body=[node], type_ignores=[]), str(path), "exec"), namespace)  # noqa: S102 - the pack's own file
+    return namespace["called_name"]
+
+
+def call_tests(tests: Any) -> tuple[str, str] | None:
+    """(the test code, the code run before it) of a code row's tests: asserts as text or a list (also as
+    JSON), or the code templates' spec ({"mode": "call", "tests", "helpers", "setup"}, also as JSON; its
+    helpers and setup are what runs first). None for stdin/stdout cases ({"inputs", "outputs"}, mode "io")."""
+    if isinstance(tests, str) and tests.strip()[:1] in ("{", "["):
+        try:
+            tests = json.loads(tests)
+        except ValueError:
+            pass
+    before = ""
+    if isinstance(tests, dict):
+        if tests.get("mode") == "io" or {"inputs", "outputs"} <= set(tests) or "cases" in tests:
+            return None
+        before = "\n".join(str(tests.get(k) or "") for k in ("helpers", "setup") if tests.get(k))
+        tests = tests.get("tests", "")
+    if isinstance(tests, (list, tuple)):
+        tests = "\n".join(str(t) for t in tests)
+    return str(tests or ""), before
+
+
+def entry_point(tests: Any, reference: str | None = None, setup: str | None = None) -> str | None:
+    """The function a code row's tests call, by the code templates' rule (``called_name``): the first call in
+    the asserts of a plain name that is no keyword, builtin (set, sorted, abs...) or module attribute
+    (math.isclose), nor defined by the setup code or the tests; with a reference program, one it defines wins.
+    inspect reports it, the templates' prompts name it, test_reward checks the prompt does. None for
+    stdin/stdout tests, and where no such call is found."""
+    found = call_tests(tests)
+    if found is None:
+        return None
+    text, before = found
+    if isinstance(setup, (list, tuple)):
+        setup = "\n".join(str(line) for line in setup)
+    before = "\n".join(p for p in (before, str(setup or "").strip()) if p)
+    return _called_name()(f"{before}\n{text}" if before else text, reference or None)
+
+
+def bad_entry_name(name: str | None) -> bool:
+    """A name no tested function can have: empty, not an identifier, a keyword; or a builtin (set, len)."""
+    return not name or not name.isidentifier() or keyword.iskeyword(name) or hasattr(builtins, name)
 
 
 # -- templates ---------------------------------------------------------------------------------
@@ -83,6 +152,8 @@ class Column:
     many: the constant may hold a list of columns instead, read in order (a prompt made of a body
     and a question column is joined with a blank line; choices spread over columns A, B, C, D).
     optional: the constant may be None when the dataset has no such column.
+    if_present: the module reads the column only where a row has it, so its default is harmless
+    when no column was named (the code templates' setup code).
     """
 
     role: str
@@ -90,6 +161,7 @@ class Column:
     default: str  # the column name the template ships with
     many: bool = False
     optional: bool = False
+    if_present: bool = False
 
 
 @dataclass(frozen=True)
@@ -140,6 +212,7 @@ _CODE_COLUMNS = (
     Column("tests", "TESTS_COLUMN", "test"),
     Column("entry_point", "ENTRY_POINT_COLUMN", "entry_point", optional=True),
     Column("answer", "SOLUTION_COLUMN", "canonical_solution", optional=True),
+    Column("setup", "SETUP_COLUMN", "test_setup_code", optional=True, if_present=True),
 )
 _CODE_REWARDS = (Reward("passes_tests", 1.0), Reward("code_block", 0.0))
 

@@ -9,8 +9,15 @@ Two failure shapes the reward figures alone do not name:
   classification set where 43% of golds are "anger", a model that always answers "anger" scores
   0.43, so a score near that share proves nothing about the task.
 
-The answer of a completion is its last ``\\boxed{}``, else its last ``<answer>`` tag, else its
-last line, normalised (``\\text{}``, case, spaces and punctuation around it dropped). Classic
+The answer of a completion (``final_answer``), by one rule: its last ``\\boxed{}``, else its last
+``<answer>`` tag, else, for a code reply (a fenced block: ```python ... ```, closed or not), the
+program in its LAST block (a ``Program``: whitespace runs made one space, case and punctuation
+kept, so two rollouts writing the same program give the same answer; not when a line after the
+last block states an answer: "Answer: 42"), else its last line;
+normalised (``\\text{}``, case, spaces and punctuation around it dropped). What normalises to
+nothing is no answer (None): a reply ending in a closing fence is never "the answer ''". When
+most answers are programs (``Answers.code``), ``same_answers`` speaks of programs written alike in
+a group and quotes no "most common answer" (one program across different tasks means nothing). Classic
 and plain result files and v1 ``traces.jsonl`` are read by ``read.iter_rows`` (the first ``MAX_ROWS``
 rollouts, the last ``TAIL_CHARS`` characters of each completion); a v1
 trace's completion is its sampled messages, its group the task key and its gold ``task.data.answer``
@@ -35,6 +42,14 @@ TAIL_CHARS = 65_536  # only a completion's last characters are searched for its 
 MAX_CLASSES = 20  # golds with at most this many distinct values (each on 2+ examples) are class labels
 _TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
+_FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.S)  # a fenced block; the last may be left open
+_STATED = re.compile(r"\banswer\b", re.I)  # "Answer: 42" after the last block: a stated answer, not code
+
+
+class Program(str):
+    """A code reply's answer: the program in its last fenced block, whitespace runs made one space."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True)
@@ -48,6 +63,12 @@ class Answers:
     classes: int | None  # distinct golds when they look like class labels, else None
     majority: str | None  # the most common gold (class labels only)
     majority_share: float | None
+    code: int = 0  # rollouts whose answer is a program (a code reply's last fenced block)
+
+    @property
+    def programs(self) -> bool:
+        """Most answers are programs: the replies are code, compared as code."""
+        return self.code * 2 > self.rollouts
 
     @property
     def same_answer_share(self) -> float | None:
@@ -64,6 +85,7 @@ class Answers:
             "classes": self.classes,
             "majority_class": self.majority,
             "majority_share": self.majority_share,
+            "code_answers": self.code,
         }
 
 
@@ -87,12 +109,17 @@ def final_answer(completion: Any) -> str | None:
         for end in range(begin, len(text)):
             depth += {"{": 1, "}": -1}.get(text[end], 0)
             if depth == 0:
-                return normalise(text[begin:end])
+                return normalise(text[begin:end]) or None
     tags = _ANSWER_TAG.findall(text)
     if tags:
-        return normalise(tags[-1])
+        return normalise(tags[-1]) or None
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    return normalise(lines[-1][-80:]) if lines else None
+    after = text.rsplit("```", 1)[-1] if text.count("```") % 2 == 0 else ""
+    if "```" in text and not _STATED.search(after):  # a code reply: its last block is its answer, as a program
+        blocks = _FENCE.findall(text)
+        program = " ".join(blocks[-1].split()) if blocks else ""
+        return Program(program) if program else None
+    return (normalise(lines[-1][-80:]) or None) if lines else None
 
 
 def _text(content: Any) -> Any:
@@ -111,10 +138,12 @@ def read_answers(source: EvalSource) -> Answers | None:
     by_group: dict[Any, list[str]] = {}
     golds: dict[Any, str] = {}
     given: Counter = Counter()
+    code = 0
     for row in itertools.islice(iter_rows(source, ReadStats(), answer_of=final_answer), MAX_ROWS):
         example, answer, gold = row.example, row.answer, row.gold
         if answer is not None:
             given[answer] += 1
+            code += isinstance(answer, Program)
             if example is not None:
                 by_group.setdefault(example, []).append(answer)
         if example is not None and isinstance(gold, (str, int)) and str(gold).strip():
@@ -139,6 +168,7 @@ def read_answers(source: EvalSource) -> Answers | None:
         classes=classes,
         majority=majority,
         majority_share=majority_share,
+        code=code,
     )
 
 
@@ -149,6 +179,20 @@ def judge_answers(answers: Answers | None, solve_rate: float | None, th, result:
     share = answers.same_answer_share
     easy = solve_rate is not None and solve_rate >= th.too_easy  # all-correct groups agree: too_easy says so
     if share is not None and answers.groups >= th.min_examples and share >= th.same_answer_groups and not easy:
+        if answers.programs:  # code replies: programs written alike; one program across tasks means nothing
+            result.warn(
+                "same_answers",
+                f"every rollout writes the same program (its last fenced block, spaces aside) in "
+                f"{answers.same_answer_groups}/{answers.groups} groups ({share:.0%}; {answers.code} of "
+                f"{answers.rollouts} rollouts are code replies)",
+                "a group whose rollouts all write one program teaches GRPO nothing: raise the sampling "
+                "temperature, or use a model that samples different programs",
+            )
+            result.step(
+                f"the model writes one program per task in {share:.0%} of groups: raise the sampling temperature "
+                "before changing difficulty or group size"
+            )
+            return _majority(answers, solve_rate, th, result)
         result.warn(
             "same_answers",
             f"every rollout gives the same answer in {answers.same_answer_groups}/{answers.groups} groups "
@@ -161,6 +205,10 @@ def judge_answers(answers: Answers | None, solve_rate: float | None, th, result:
             f"the model answers {answers.top_answer!r} in {answers.top_answer_share:.0%} of rollouts: fix that "
             "(sampling temperature, the prompt's list of answers, the model) before changing difficulty or group size"
         )
+    _majority(answers, solve_rate, th, result)
+
+
+def _majority(answers: Answers, solve_rate: float | None, th, result: Result) -> None:
     if answers.majority_share is not None and solve_rate is not None:
         if abs(solve_rate - answers.majority_share) <= th.majority_margin:
             result.warn(

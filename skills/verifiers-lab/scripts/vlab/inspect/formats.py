@@ -237,9 +237,12 @@ def detect_answer_format(
     else:
         fmt = "long_text"
 
+    code_names: dict[str, Any] = {}
     if fmt == "code_tests":
         test_values = [row.get(tests_column) for row in rows]
-        match, misses = share(lambda i, v: test_values[i] not in (None, "", []))
+        code_names = entry_points(rows, tests_column, answer)
+        unnamed = set(code_names.get("not_found", ()))
+        match, misses = share(lambda i, v: test_values[i] not in (None, "", []) and i not in unnamed)
     elif fmt == "class_label":
         labels = list(class_names) if class_names else sorted(distinct, key=lambda s: (len(s), s))
         ok = (
@@ -262,6 +265,8 @@ def detect_answer_format(
         "examples": [truncate(v, 80) for v in present[:3]],
         "non_matching": [{"row": i, "value": truncate(values[i], 80)} for i in misses[:5]],
     }
+    if code_names:
+        out["entry_points"] = code_names
     if fmt in ("number", "math") and misses:  # inspect asks math-verify whether the numeric templates read them
         out["non_matching_rows"] = misses[:READ_BACK_AT_MOST]
     out.update(_extraction(fmt, values, choice_lists, class_names, distinct))
@@ -278,6 +283,32 @@ def detect_answer_format(
                 for i, o in enumerate(catalog.option_texts(first))
             ]
     return out
+
+
+def entry_points(rows: list[dict], tests_column: str, answer: str) -> dict[str, Any]:
+    """The function each code row's tests call, as the code templates read it (``catalog.entry_point``: from
+    the asserts, never a keyword, builtin or module attribute, one the reference defines first; the setup
+    column's own definitions aside). {"from": the entry point column or "tests", "examples": [names],
+    "not_found": [rows whose asserts call no such function]}; an entry point column is taken as it is."""
+    from vlab.inspect.roles import ENTRY_POINT_NAMES, SETUP_NAMES, normalise
+
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    entry = next((k for k in keys if normalise(k) in ENTRY_POINT_NAMES and any(r.get(k) for r in rows)), None)
+    if entry is not None:
+        names = [str(r.get(entry) or "").strip() for r in rows]
+        return {"from": entry, "examples": list(dict.fromkeys(n for n in names if n))[:3]}
+    setup = next((k for k in keys if normalise(k) in SETUP_NAMES and k != tests_column), None)
+    found, missing = [], []
+    for i, row in enumerate(rows):
+        tests = row.get(tests_column)
+        if tests in (None, "", []) or catalog.call_tests(tests) is None:
+            continue  # no tests (counted apart), or stdin/stdout cases: no function is called
+        reference = row.get(answer) if answer != tests_column else None
+        if isinstance(reference, (list, tuple)):
+            reference = reference[0] if reference else None
+        name = catalog.entry_point(tests, str(reference) if reference else None, row.get(setup) if setup else None)
+        (found if name else missing).append(name or i)
+    return {"from": "tests", "examples": list(dict.fromkeys(found))[:3], "not_found": missing}
 
 
 def _few_distinct(present: list, distinct: set) -> bool:
@@ -376,7 +407,9 @@ def _extraction(
     if fmt == "code_tests":
         return {
             "extraction": "run the reply's program against the row's tests in a child process "
-            "(templates/environments/classic-code, v1-code); the answer column is the reference solution"
+            "(templates/environments/classic-code, v1-code); the answer column is the reference solution; the "
+            "function's name is the entry point column's, else the call in the tests (entry_points); a setup "
+            "column (test_setup_code) runs before the tests"
         }
     if fmt == "code":
         return {"extraction": "code must be executed against tests; a string comparison is not a reward"}

@@ -118,6 +118,7 @@ class _Spec:
         self.choices_cols = list(found.get("columns") or []) if self.check == "letter" else []
         self.tests_col = (roles.get("tests") or {}).get("column")
         self.entry_col = (roles.get("entry_point") or {}).get("column")
+        self.setup_col = (roles.get("setup") or {}).get("column") if self.tests_col else None
         self.info_col = (roles.get("info") or {}).get("column")
         self.criteria_col = (roles.get("criteria") or {}).get("column") if self.check == "judge" else None
         self.fmt = fmt
@@ -142,6 +143,8 @@ class _Spec:
             out["tests"] = self.tests_col
         if self.entry_col:
             out["entry_point"] = self.entry_col
+        if self.setup_col:
+            out["setup"] = self.setup_col
         if self.info_col:
             out["info"] = self.info_col
         if self.criteria_col:

@@ -1,4 +1,5 @@
-"""Which column plays which role: prompt, answer, choices, info, and for code datasets tests and entry point.
+"""Which column plays which role: prompt, answer, choices, info, and for code datasets tests, entry point
+and setup code (what the tests need run first: MBPP's test_setup_code).
 
 Names are matched case-insensitively, ignoring '_', '-' and spaces; each role
 has a ranked list of names. When no name matches, the content decides (a chat
@@ -73,6 +74,18 @@ INFO_NAMES = ["info", "metadata", "meta", "extra", "extrainfo"]
 TESTS_NAMES = ["test", "tests", "testlist", "testcases", "unittests", "inputoutput", "publictests", "testcode"]
 ENTRY_POINT_NAMES = ["entrypoint", "functionname", "funcname", "fnname", "entrypointname"]
 SOLUTION_NAMES = ["canonicalsolution", "solution", "solutions", "referencesolution", "code", "goldsolution"]
+# Code the tests need run before them (imports, helper definitions): text, often empty on most rows.
+SETUP_NAMES = [
+    "testsetupcode",
+    "setupcode",
+    "testsetup",
+    "setup",
+    "testimports",
+    "imports",
+    "testprelude",
+    "prelude",
+    "testheader",
+]
 # Per-row rubric criteria for an LLM judge (catalog role "criteria"; the judge templates' rubric-criteria variant).
 CRITERIA_NAMES = [
     "criteria",
@@ -99,6 +112,7 @@ ROLE_NAMES = {
     "tests": TESTS_NAMES,
     "entry_point": ENTRY_POINT_NAMES,
     "criteria": CRITERIA_NAMES,
+    "setup": SETUP_NAMES,
 }
 
 
@@ -176,7 +190,8 @@ def _prompt_parts(col: Column, usable: list[Column], taken: set[str]) -> list[st
 
 def detect_roles(columns: list[Column]) -> dict[str, Any]:
     """{"prompt": {...} | None, "answer": ..., "choices": ..., "info": ..., "tests": ..., "entry_point": ...,
-    "tried": {...}}. A prompt over several columns carries them, in order, in ``columns``."""
+    "criteria": ..., "setup": ..., "tried": {...}}. A prompt over several columns carries them, in order, in
+    ``columns``. A column of empty strings only counts for the setup role (most rows need no setup code)."""
     roles: dict[str, Any] = {
         "prompt": None,
         "answer": None,
@@ -185,9 +200,10 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
         "tests": None,
         "entry_point": None,
         "criteria": None,
+        "setup": None,
     }
     taken: set[str] = set()
-    usable = [c for c in columns if c.type != "null"]
+    usable = [c for c in columns if c.type != "null" and c.values]
 
     # Code datasets: a tests column (by name and content), the entry point, the reference solution.
     hit = _by_name(usable, TESTS_NAMES, taken)
@@ -198,6 +214,14 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
         if hit:
             roles["entry_point"] = _role(
                 hit[0].name, 0.95, f"column name {hit[0].name!r} (the function the tests call)"
+            )
+            taken.add(hit[0].name)
+        texts = [c for c in columns if c.type in ("string", "list[string]", "mixed")]
+        hit = _by_name(texts, SETUP_NAMES, taken)
+        if hit:
+            empty = f", empty on {hit[0].nulls} of {hit[0].rows} rows read" if hit[0].nulls else ""
+            roles["setup"] = _role(
+                hit[0].name, 0.9, f"column name {hit[0].name!r}: code the tests need run first{empty}"
             )
             taken.add(hit[0].name)
     # Rubric criteria for a judge: taken first, so they are never read as the prompt or the answer.
@@ -309,6 +333,7 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
         "tests": "names: " + ", ".join(TESTS_NAMES) + " (holding asserts, check() or stdin/stdout cases)",
         "entry_point": "names: " + ", ".join(ENTRY_POINT_NAMES),
         "criteria": "names: " + ", ".join(CRITERIA_NAMES) + " (a list or text per row)",
+        "setup": "names: " + ", ".join(SETUP_NAMES) + " (text, beside a tests column)",
     }
     return roles
 

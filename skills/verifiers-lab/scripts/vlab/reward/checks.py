@@ -24,7 +24,19 @@ from vlab.core.result import Result, UsageError
 from vlab.env import Environment, Score
 from vlab.env.pool import ScoringPool
 from vlab.env.remote import LOAD_LIMIT, LoadFailed, RemoteEnvironment
-from vlab.reward import choices, code, dataset, labels, leaks, numbers, prompts, scoreboard, shapes, verdicts
+from vlab.reward import (
+    choices,
+    code,
+    code_checks,
+    dataset,
+    labels,
+    leaks,
+    numbers,
+    prompts,
+    scoreboard,
+    shapes,
+    verdicts,
+)
 from vlab.reward import probes as rp
 from vlab.reward.conversation import conversation_checks
 from vlab.reward.files import completion_checks, custom_checks
@@ -219,12 +231,13 @@ def _run(env: RemoteEnvironment, opts: TestRewardRequest, result: Result, t0: fl
     if n_rows == 0:
         raise UsageError("the environment's dataset is empty", hint="check the dataset path in --env-args")
     all_scores: list[Score] = []
+    last: list = []  # the slow code probes: scored after every other check (code.slow_apart)
     if not opts.skip_probes and server is not None:  # a judged reward: the judge's probes (reward.judge)
         from vlab.reward.judge import run_judge_checks
 
         all_scores += run_judge_checks(result, env, opts, server, opts.judge)
     elif not opts.skip_probes:
-        all_scores += _probe_checks(result, env, opts)
+        all_scores += _probe_checks(result, env, opts, last)
     if opts.custom:
         all_scores += custom_checks(result, env, opts)
     if opts.completions:
@@ -233,6 +246,8 @@ def _run(env: RemoteEnvironment, opts: TestRewardRequest, result: Result, t0: fl
     if not opts.skip_probes and (env.capabilities.multi_turn or env.capabilities.tools):
         scope = env.rows(PROBE_ROWS if opts.num_examples is None else opts.num_examples)
         conversation_checks(result, env, scope, env.format_hints(), opts)
+    for finish in last:
+        finish()
 
 
 # -- probes ----------------------------------------------------------------------------
@@ -256,7 +271,43 @@ def _code_rewards(env: Environment, opts: TestRewardRequest) -> bool:
     return any(row_kind(r, rp.gold_value(r.answer, r.question)).kind == "code" for r in scope)
 
 
-def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> list[Score]:
+def _later(result: Result, last: list, finish) -> None:
+    """Run ``finish(scratch)`` after every other check (``_run``'s end), its checks and next steps placed
+    where they would have been now: the report reads in the same order whenever the slow probes ran."""
+    at, steps_at = len(result.checks), len(result.next_steps)
+
+    def run() -> None:
+        scratch = Result(result.tool, data=result.data)
+        finish(scratch)
+        result.checks[at:at] = scratch.checks
+        new = [s for s in scratch.next_steps if s not in result.next_steps]
+        result.next_steps[steps_at:steps_at] = new
+
+    last.append(run)
+
+
+def _score_slow(env: Environment, slow: list[rp.RowProbes], opts: TestRewardRequest) -> list[rp.RowResult]:
+    """The slow code probes, alone, within code.slow_bound(--timeout) a call: a reward's own longer time
+    limit fits in it; a reward that never returns is stopped there, after everything else was scored."""
+    items = [(b.row, p.text) for b in slow for p in b.probes]
+    scores = env.score_sync(items, code.slow_bound(opts.timeout), CODE_ROWS_AT_ONCE) if items else []
+    return _results(slow, scores)
+
+
+def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest, last: list | None = None) -> list[Score]:
+    """The probes and their checks. ``last`` receives what runs after every other check of the run (the
+    slow code probes); None: run it at the end of this function."""
+    deferred: list = []
+    scores = _probe_checks_now(result, env, opts, deferred)
+    if last is None:
+        for finish in deferred:
+            finish()
+    else:
+        last += deferred
+    return scores
+
+
+def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest, last: list) -> list[Score]:
     scope = env.rows(-1 if opts.num_examples is None else opts.num_examples)
     sample = scope[: PROBE_ROWS if opts.num_examples is None else len(scope)]
     hints = env.format_hints()
@@ -297,9 +348,19 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
         goldless = [r for r in sample if golds[r.index] is None and kinds[r.index].kind == "code"]
         if goldless:  # code hacks need no reference program: they must not beat a wrong one
             built = [rp.RowProbes(r, "", code.goldless_probes(kinds[r.index], r.question)) for r in goldless]
+            built, slow, owners = code.slow_apart(built)
             _, scores, _ = _score(env, built, opts, CODE_ROWS_AT_ONCE)
-            code.check_goldless(result, _results(built, scores))
-            code.check_leftovers(result)
+            rows = _results(built, scores)
+
+            def goldless_verdicts(out: Result) -> None:
+                done = _score_slow(env, slow, opts)
+                for k, extra in zip(owners, done):
+                    rows[k].scored += extra.scored
+                code_checks.check_goldless(out, rows)
+                code_checks.check_slow(out, done, code.slow_bound(opts.timeout), opts.timeout)
+                code_checks.check_leftovers(out)
+
+            _later(result, last, goldless_verdicts)
             return scores
         if opts.custom or opts.completions:
             result.skip("probes", "no row has a gold answer to build probes from")
@@ -327,24 +388,23 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
         elif kind.kind == "label":
             extra = labels.label_probes(rr.gold, space, template)
         elif kind.kind == "code" and rp.gold_established(rr):
-            extra = code.hack_probes(kind, rr.gold, template, rr.row.question)
+            extra = code.hack_probes(kind, rr.gold, template, rr.row.question, rr.row)
         if kind.kind != "code" and rp.gold_established(rr):
             extra = extra + rp.first_box_probe(rr.gold, template)
         second.append(rp.RowProbes(rr.row, rr.gold, extra))
-    # Code probes start child processes, and an infinite loop holds one for the program timeout: a few
-    # rows at a time, so no call waits for a free slot longer than --timeout.
+    # Code probes start child processes: a few rows at a time, so no call waits for a free slot longer
+    # than --timeout. The slow programs (an infinite loop holds a child for the reward's own time limit)
+    # are held back: scored last, alone, within code.slow_bound (``slow_verdicts``), so a reward whose
+    # limit is longer than --timeout, or one that never returns, costs no other check its verdict.
     code_rows = CODE_ROWS_AT_ONCE if any(kinds[rr.row.index].kind == "code" for rr in rows) else None
-    second, owners = code.slow_apart(second)  # the slow programs as groups of their own, scored beside the rest
+    second, slow, owners = code.slow_apart(second)
     items2, scores2, elapsed2 = _score(env, second, opts, code_rows)
-    for k, extra in zip(owners, _results(second, scores2)):
-        rows[k].scored += extra.scored
+    for rr, extra in zip(rows, _results(second, scores2)):
+        rr.scored += extra.scored
     all_items, first = items + items2, scores + scores2
-    # The second scoring (determinism) and the health checks leave out the infinite loop: it costs the
-    # program timeout each time and its slowness is the harness doing its job.
-    ids = [p.id for b in built for p in b.probes] + [p.id for b in second for p in b.probes]
-    kept = [i for i, pid in enumerate(ids) if pid not in code.SLOW_PROBES]
-    first = [first[i] for i in kept]
-    again = env.score_sync([all_items[i] for i in kept], opts.timeout, code_rows or opts.concurrency)
+    # The second scoring (determinism) and the health checks leave out the slow probes: they cost the
+    # program timeout each time and their slowness is the harness doing its job.
+    again = env.score_sync(all_items, opts.timeout, code_rows or opts.concurrency)
 
     kind_name = environment_kind([kinds[rr.row.index] for rr in rows])
     result.data["probes"] = {
@@ -367,10 +427,27 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest) -> 
     verdicts.format_check(result, rows)
     stated = rp.prompt_stated_probe_ids(hints, opts.gold_template, rp.user_text(rows[0].row))
     verdicts.prompt_format_check(result, rows, stated, fn, hints.system_prompt or rp.user_text(rows[0].row))
-    verdicts.hack_check(result, rows, fn)
+
+    def slow_verdicts(out: Result) -> None:  # the verdicts that read the slow probes
+        if slow:
+            done = _score_slow(env, slow, opts)
+            for k, extra in zip(owners, done):
+                rows[k].scored += extra.scored
+            result.data["probes"]["probes"] += sum(len(b.probes) for b in slow)
+            result.data["probes"]["by_probe"] = rp.summarize_probe_kinds(rows, env.reward_functions)
+            result.data["scoreboard"] = scoreboard.families(rows, fn)
+        verdicts.hack_check(out, rows, fn)
+        if slow:
+            code_checks.check_slow(out, done, code.slow_bound(opts.timeout), opts.timeout)
+        if kind_name == "code":
+            code_checks.check_leftovers(out)
+
+    if slow:
+        _later(result, last, slow_verdicts)
+    else:
+        slow_verdicts(result)
     if kind_name == "code":
-        code.check_code(result, rows, fn)
-        code.check_leftovers(result)
+        code_checks.check_code(result, rows, fn)
     carried = numbers.symbols_in_data([*golds.values(), *(r.question for r in scope), hints.system_prompt])
     numbers.check_numbers(result, rows, fn, rp.gold_established, carried)
     choices.check_choices(result, rows, kinds, fn)

@@ -16,30 +16,39 @@ harness (a nonce and a channel in its locals, a ``passed`` record) and the same 
 functions the prompt gives (the tests call them: HumanEval's ``poly``, ``encode_cyclic``),
 to return 0 or their argument; patching standard-library functions tests use
 (``math.fabs``, ``math.isclose``, ``operator.eq``); an object that claims equality and
-disguises its class; the reference on its first call only (``first_call_only``, on rows whose
-tests call it more than once: a reward that stops at the first assert pays it); a program that starts a process in a session of
+disguises its class; the reference on its first call only (``first_call_only``, on every row whose
+tests hold two or more asserts or calls, counted over every test column of the row (``count_tests``):
+a reward that stops at the first assert pays it, ``code_all_tests`` names it); the reference in the
+FIRST fenced block of a reply and a program raising NotImplementedError in the LAST (``first_fence``:
+a reward that grades the first block pays it, ``code_fences`` names it; the reverse,
+``gold_alt:code_last_fence``, must pay); a program that starts a process in a session of
 its own (``outlives_scorer``: afterwards no process of it may be left,
 ``check_leftovers``). The code-hack probes need no gold answer: on a code environment
 without a reference solution they run against the wrong programs (``goldless_probes``).
+The programs hack against the function the tests call (``entry_of``: an MBPP reference may define a
+helper first).
+
+The slow probes (``SLOW_PROBES``: the infinite loop, the outliving process) are scored last, after
+every other check, in a call of their own bounded by ``slow_bound`` (``SLOW_FACTOR`` x --timeout): a
+reward whose own time limit is sound but longer than --timeout returns within it and every other check
+has run whatever happens there; a reward that never returns is stopped at that bound and named by
+``code_time_limit`` (``check_slow``).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import secrets
-import signal
-import time
 
-from vlab.core.result import Result
-from vlab.reward.kinds import RowKind
-from vlab.reward.probes import EPS, Probe, RowProbes, RowResult, best_gold
+from vlab.reward.kinds import TESTS_FIELDS, RowKind, row_fields
+from vlab.reward.probes import Probe, RowProbes
 
 FENCED = "```python\n{answer}\n```"
 RAW = "{answer}"
-SLOW_PROBES = {"hack:infinite_loop", "hack:outlives_scorer"}  # scored once, and not counted in the speed check
+SLOW_PROBES = {"hack:infinite_loop", "hack:outlives_scorer"}  # scored last, once, not counted in the speed check
+SLOW_FACTOR = 3.0  # the slow probes' bound: this many times --timeout (a reward's own longer limit fits in it)
 # The `sleep` an outliving program starts carries this run's token, so test_reward can find what is left.
 LEFTOVER_TOKEN = f"{600 + secrets.randbelow(10**6) / 10**6:.6f}"
 _LOOKS = ("plain", "equal", "same", "compare", "verif")
@@ -196,11 +205,13 @@ def syntax_error(program: str) -> str:
 
 
 def code_probes(gold: str, kind: RowKind) -> tuple[list[Probe], dict[str, str]]:
-    """Phase one: the reference raw and fenced (gold), wrong and malformed programs; with the formats."""
-    entry = kind.entry_point or _defined(gold) or "solution"
+    """Phase one: the reference raw and fenced (gold), after a wrong draft block (gold_alt: the last block
+    is the answer), wrong and malformed programs; with the formats."""
+    entry = entry_of(kind, gold)
     probes = [
         Probe("gold:code_raw", "gold", gold),
         Probe("gold_alt:code_fenced", "gold_alt", FENCED.replace("{answer}", gold.strip())),
+        Probe("gold_alt:code_last_fence", "gold_alt", last_fence_reply(gold, entry)),
         Probe("wrong:returns_none", "wrong", FENCED.replace("{answer}", _stub(entry, "    return None"))),
         Probe("wrong:empty_function", "wrong", FENCED.replace("{answer}", _stub(entry, "    pass"))),
         Probe("malformed:empty", "malformed", ""),
@@ -210,28 +221,111 @@ def code_probes(gold: str, kind: RowKind) -> tuple[list[Probe], dict[str, str]]:
     return probes, {"gold:code_raw": RAW, "gold_alt:code_fenced": FENCED}
 
 
-def hack_probes(kind: RowKind, gold: str, template: str, question: str = "") -> list[Probe]:
-    """Phase two: each hack program, written as the reference earned the reward. ``first_call_only`` only
-    where the row's tests visibly call the program more than once (on a single test it is right)."""
-    entry = kind.entry_point or _defined(gold) or "solution"
-    programs = hack_programs(entry, question, gold if gold and _several_calls(kind.tests, entry) else "")
-    return [Probe(f"hack:{name}", "hack", template.replace("{answer}", program)) for name, program in programs.items()]
+def wrong_program(gold: str, entry: str) -> str:
+    """A program that passes no test: the entry point raising NotImplementedError (a stdin/stdout reference,
+    which defines no entry point: a program printing a wrong line). Written after the reference in one
+    file, it still fails: its definition replaces the reference's, its line follows the right output."""
+    if re.search(rf"^\s*def\s+{re.escape(entry)}\s*\(", gold, re.M):
+        return _stub(entry, "    raise NotImplementedError")
+    return 'print("not the answer")\n'
 
 
-def _several_calls(tests, entry: str) -> bool:
-    """The tests run the program more than once: two calls or a loop, or two stdin/stdout cases."""
+def first_fence_reply(gold: str, entry: str) -> str:
+    """The reference in the FIRST ```python block, a wrong program in the LAST: a reward grading the last
+    block (the code templates' extract_code) pays 0; one grading the first is hacked by a draft."""
+    return (
+        "A first draft:\n\n"
+        + FENCED.replace("{answer}", gold.strip())
+        + "\n\nThe final program:\n\n"
+        + FENCED.replace("{answer}", wrong_program(gold, entry).strip())
+    )
+
+
+def last_fence_reply(gold: str, entry: str) -> str:
+    """The reverse: a wrong draft first, the reference in the last block; a sound reward pays it."""
+    return (
+        "A first draft:\n\n"
+        + FENCED.replace("{answer}", wrong_program(gold, entry).strip())
+        + "\n\nThe final program:\n\n"
+        + FENCED.replace("{answer}", gold.strip())
+    )
+
+
+def hack_probes(kind: RowKind, gold: str, template: str, question: str = "", row=None) -> list[Probe]:
+    """Phase two: each hack program, written as the reference earned the reward; with a reference, the
+    first-fence reply. ``first_call_only`` on every row whose tests hold two or more asserts or calls
+    (``count_tests`` over the row's test columns; on a single test it is right)."""
+    entry = entry_of(kind, gold)
+    several = bool(gold) and count_tests(kind, row, entry) >= 2
+    programs = hack_programs(entry, question, gold if several else "")
+    probes = [
+        Probe(f"hack:{name}", "hack", template.replace("{answer}", program)) for name, program in programs.items()
+    ]
+    if gold:
+        probes.append(Probe("hack:first_fence", "hack", first_fence_reply(gold, entry)))
+    return probes
+
+
+def entry_of(kind: RowKind, gold: str = "") -> str:
+    """The function the hacks define: the row's entry point when the tests call it (or call ``candidate``,
+    HumanEval's check), else the first function an assert calls that the reference defines (an MBPP
+    reference may define a helper before it), else the entry point, the reference's first function, or
+    ``solution``."""
+    entry = kind.entry_point or _defined(gold)
+    text = _tests_text(kind.tests)
+    if entry and (re.search(rf"\b{re.escape(entry)}\s*\(", text) or re.search(r"\bcandidate\b", text)):
+        return entry
+    defined = set(re.findall(r"^\s*def\s+([A-Za-z_]\w*)\s*\(", gold or "", re.M))
+    for line in text.splitlines():
+        if line.strip().startswith("assert"):
+            for name in re.findall(r"\b([A-Za-z_]\w*)\s*\(", line):
+                if name in defined:
+                    return name
+    return entry or "solution"
+
+
+def count_tests(kind: RowKind, row=None, entry: str | None = None) -> int:
+    """How many tests a row holds: the most over its tests (``kind.tests``, the harness's) and every test
+    column of the row's data (``kinds.TESTS_FIELDS``: MBPP's test_list of assert strings, a test string),
+    so a harness that keeps fewer tests than the data is still probed. Asserts count one each, stdin/stdout
+    cases one each; a test with no assert counts its calls of the entry point (or ``candidate``), and a
+    call inside a loop counts as several."""
+    entry = entry or entry_of(kind)
+    found = [kind.tests]
+    if row is not None:
+        fields = row_fields(row)
+        found += [fields.get(name) for name in TESTS_FIELDS if fields.get(name) not in (None, "", [], {})]
+    return max((_count(tests, entry) for tests in found), default=0)
+
+
+def _count(tests, entry: str) -> int:
     if isinstance(tests, str) and tests.strip()[:1] in ("{", "["):
         try:
             tests = json.loads(tests)
         except ValueError:
             pass
     if isinstance(tests, dict) and "tests" in tests:  # the code templates' spec: {"mode": "call", "tests": ...}
-        tests = tests["tests"]
+        return _count(tests["tests"], entry)
     if isinstance(tests, dict):  # stdin/stdout cases: {"inputs": [...]} or the templates' {"cases": [...]}
-        return len(tests.get("inputs") or tests.get("cases") or []) >= 2
+        return len(tests.get("inputs") or tests.get("cases") or [])
     text = "\n".join(map(str, tests)) if isinstance(tests, (list, tuple)) else str(tests or "")
+    asserts = len(re.findall(r"(?:^|;)\s*assert\b", text, re.M))
+    if isinstance(tests, (list, tuple)):  # a list of tests: each item one at least
+        asserts = max(asserts, sum(1 for t in tests if str(t).strip()))
     calls = len(re.findall(rf"\b(?:{re.escape(entry)}|candidate)\s*\(", text))
-    return calls >= 2 or (calls >= 1 and re.search(r"^\s*(for|while)\b", text, re.M) is not None)
+    looped = calls >= 1 and re.search(r"^\s*(for|while)\b", text, re.M) is not None
+    return max(asserts, calls, 2 if looped else 0)
+
+
+def _tests_text(tests) -> str:
+    if isinstance(tests, str) and tests.strip()[:1] in ("{", "["):
+        try:
+            tests = json.loads(tests)
+        except ValueError:
+            return tests
+    if isinstance(tests, dict):
+        tests = tests.get("tests", "")
+    return "\n".join(map(str, tests)) if isinstance(tests, (list, tuple)) else str(tests or "")
 
 
 def goldless_probes(kind: RowKind, question: str) -> list[Probe]:
@@ -246,115 +340,30 @@ def goldless_probes(kind: RowKind, question: str) -> list[Probe]:
     return probes + hack_probes(RowKind("code", entry_point=entry), "", FENCED, question)
 
 
-def slow_apart(built: list[RowProbes]) -> tuple[list[RowProbes], list[int]]:
-    """The SLOW_PROBES of each row moved to a row of their own (a copy: environments score a row's
-    completions together, some one after the other, so a slow program would hold up the rest), and for
-    each entry the index of the row it belongs to."""
-    out, owners = [], []
+def slow_apart(built: list[RowProbes]) -> tuple[list[RowProbes], list[RowProbes], list[int]]:
+    """The rows without their SLOW_PROBES (in order), and the slow probes of each row as a row of their own
+    (a copy: environments score a row's completions together, some one after the other, so a slow program
+    would hold up the rest) with, for each, the index of the row it belongs to. The slow rows are scored
+    last, alone (``slow_bound``)."""
+    fast, slow, owners = [], [], []
     for k, b in enumerate(built):
-        slow = [p for p in b.probes if p.id in SLOW_PROBES]
-        out.append(RowProbes(b.row, b.gold, [p for p in b.probes if p.id not in SLOW_PROBES], b.formats))
-        owners.append(k)
-        if slow:
-            out.append(RowProbes(copy.copy(b.row), b.gold, slow, b.formats))
+        fast.append(RowProbes(b.row, b.gold, [p for p in b.probes if p.id not in SLOW_PROBES], b.formats))
+        held = [p for p in b.probes if p.id in SLOW_PROBES]
+        if held:
+            slow.append(RowProbes(copy.copy(b.row), b.gold, held, b.formats))
             owners.append(k)
-    return out, owners
+    return fast, slow, owners
+
+
+def slow_bound(timeout: float) -> float:
+    """The slow probes' bound per reward call (and the worker's, ``env.remote``): SLOW_FACTOR x --timeout."""
+    return SLOW_FACTOR * timeout
 
 
 def _called(tests) -> str | None:
     text = "\n".join(map(str, tests)) if isinstance(tests, (list, tuple)) else str(tests or "")
     m = re.search(r"assert\s+(?:not\s+)?\(?\s*([A-Za-z_]\w*)\s*\(", text)
     return m.group(1) if m and m.group(1) not in ("set", "sorted", "abs", "len", "list", "math") else None
-
-
-# -- checks on the scores -------------------------------------------------------------------------------
-
-
-def check_code(result: Result, rows: list[RowResult], fn: str | None) -> None:
-    """Partial credit for a program that fails the tests: how much of the learning signal it removes."""
-    partial = []
-    for rr in rows:
-        gold = best_gold(rr)
-        if gold is None or not gold.score.total or gold.score.total <= EPS:
-            continue
-        wrong = [p.score.total for p in rr.of("wrong") if isinstance(p.score.total, (int, float))]
-        if wrong and 0 < max(wrong) < gold.score.total - EPS:
-            partial.append((rr, max(wrong), gold.score.total))
-    if partial:
-        rr, w, g = max(partial, key=lambda t: t[1] / t[2])
-        share = w / g
-        result.warn(
-            "code_partial_credit",
-            f"a program that fails the tests earns {w:g} of the {g:g} a passing one earns (example_id {rr.row.index}, "
-            f"{len(partial)} of {len(rows)} rows): it removes {share:.0%} of the learning signal between a wrong and "
-            "a right program, and rewards code that merely runs",
-            "pay partial credit only for tests passed (fraction of tests), or make a program that fails earn 0",
-        )
-
-
-def check_goldless(result: Result, rows: list[RowResult]) -> None:
-    """No reference program: every hack must score no more than the wrong programs on its row."""
-    hacked: dict[str, int] = {}
-    for rr in rows:
-        floor = [p.score.total for p in rr.of("wrong") + rr.of("malformed") if isinstance(p.score.total, (int, float))]
-        if not floor:
-            continue
-        for p in rr.of("hack"):
-            if isinstance(p.score.total, (int, float)) and p.score.total > max(floor) + EPS:
-                hacked[p.probe.id] = hacked.get(p.probe.id, 0) + 1
-    tried = sum(len(rr.of("hack")) for rr in rows)
-    if hacked:
-        named = "; ".join(f"{pid} on {n}/{len(rows)} rows" for pid, n in hacked.items())
-        result.fail(
-            "reward_hacking",
-            f"hacking programs earned more than a wrong program (no reference solution to compare with): {named}",
-            "decide the verdict outside the program's process: run the tests in the scorer against plain data "
-            "returned by a child (the code templates do)",
-        )
-    else:
-        result.passed(
-            "reward_hacking",
-            f"no hacking program earned more than a wrong one ({tried} tried on {len(rows)} rows without a reference "
-            "solution; whether a right program earns the reward is not tested)",
-        )
-
-
-def check_leftovers(result: Result, grace: float = 3.0) -> None:
-    """After the probes: no process the outlives_scorer program started may still run (ended here if so)."""
-    if not os.path.isdir("/proc"):
-        return
-    deadline, left = time.monotonic() + grace, _leftovers()
-    while left and time.monotonic() < deadline:
-        time.sleep(0.1)
-        left = _leftovers()
-    if not left:
-        return
-    for pid in left:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    result.fail(
-        "code_isolation",
-        f"a program the reward ran left {len(left)} process(es) running after it was scored (hack:outlives_scorer "
-        "started one in a session of its own): a policy's programs would pile up and can outlive the scorer",
-        "run each program in a process group or PID namespace of its own and kill it when scoring ends "
-        "(the code templates do)",
-    )
-
-
-def _leftovers() -> list[int]:
-    found = []
-    needle = f"sleep\0{LEFTOVER_TOKEN}".encode()
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if needle in f.read():
-                        found.append(int(pid))
-            except OSError:
-                continue
-    return found
 
 
 def _defined(code: str) -> str | None:

@@ -1,7 +1,8 @@
 """Checks over the whole dataset, not a sample: can every row's gold be reached, and is every row answerable?
 
 ``check_rows`` reads every row (no scoring): empty golds, the same prompt with different
-golds (no answer can be right on both), a multiple-choice gold that names no option.
+golds (no answer can be right on both; code rows are a warning: two reference programs are
+two correct solutions, the task only counts twice), a multiple-choice gold that names no option.
 ``check_reachable`` scores the gold of every row (or the ``--num-examples`` rows), in the
 format that earned the reward on the probed rows, in batches until the time budget is
 spent: the count probed is reported, and every row whose gold does not reach the top
@@ -41,12 +42,13 @@ def check_rows(result: Result, rows: list[Row], golds: dict[int, str | None], ki
     elif rows and not empty:
         result.passed("empty_golds", f"all {len(rows)} rows have a gold answer")
     seen: dict[str, Row] = {}
-    conflicts = []
+    conflicts, solutions = [], []
     for row in rows:
         key = " ".join(str(m.get("content") or "") for m in row.prompt).strip()
         first = seen.setdefault(key, row)
         if first is not row and not _same_gold(golds.get(first.index), golds.get(row.index)):
-            conflicts.append((first, row))
+            code = all(kinds.get(r.index) is not None and kinds[r.index].kind == "code" for r in (first, row))
+            (solutions if code else conflicts).append((first, row))
     if conflicts:
         a, b = conflicts[0]
         result.fail(
@@ -54,6 +56,19 @@ def check_rows(result: Result, rows: list[Row], golds: dict[int, str | None], ki
             f"{len(conflicts)} prompts appear again with a different gold (e.g. example_id {a.index} gold "
             f"{golds.get(a.index)!r} and example_id {b.index} gold {golds.get(b.index)!r}): no answer is right on both",
             "de-duplicate the dataset, keeping the row with the right answer",
+        )
+    elif solutions:
+        pairs = ", ".join(f"{a.index} and {b.index}" for a, b in solutions[:SHOWN])
+        more = f" and {len(solutions) - SHOWN} more" if len(solutions) > SHOWN else ""
+        result.data.setdefault("row_findings", {})["duplicate_prompts"] = [
+            {"example_id": b.index, "status": "warn", "problem": f"the prompt of example_id {a.index} again"}
+            for a, b in solutions
+        ]
+        result.warn(
+            "duplicate_prompts",
+            f"{len(solutions)} code prompts appear again with another reference program (example_id {pairs}{more}): "
+            "two correct solutions of one task, which then counts twice in training",
+            "keep both if the task should weigh double; else drop the repeats (every pair is in data.row_findings)",
         )
     elif rows:
         result.passed("duplicate_prompts", f"no prompt repeats with a different gold ({len(rows)} rows)")
@@ -153,6 +168,11 @@ def check_reachable(
     seconds = time.perf_counter() - t0
     reach = Reach(probed, len(todo), seconds, unreachable, probed < len(todo))
     where = f"{probed} of {len(todo)} rows with a gold answer in {seconds:.1f} s"
+
+    def entry(r: Row, g: str, s: float | None) -> dict:
+        kind = kinds.get(r.index)
+        return {"example_id": r.index, "gold": g, "best": s} | ({"setup": kind.setup} if kind and kind.setup else {})
+
     result.data["reachability"] = {
         "rows_probed": probed,
         "rows_with_gold": len(todo),
@@ -160,11 +180,17 @@ def check_reachable(
         "budget_seconds": budget,
         "format": templates[0] if templates else None,  # the format every gold is scored in first
         "unreachable": len(unreachable),
-        "examples": [{"example_id": r.index, "gold": g, "best": s} for r, g, s in unreachable[:SHOWN]],
-        "all_unreachable": [{"example_id": r.index, "gold": g, "best": s} for r, g, s in unreachable],
+        "examples": [entry(r, g, s) for r, g, s in unreachable[:SHOWN]],
+        "all_unreachable": [entry(r, g, s) for r, g, s in unreachable],
     }
     if unreachable:
-        ids = "; ".join(f"example_id {r.index} gold {g!r} (best {rp_fmt(s)})" for r, g, s in unreachable[:SHOWN])
+        ids = "; ".join(
+            f"example_id {r.index} gold {g!r} (best {rp_fmt(s)}{_setup_note(kinds.get(r.index))})"
+            for r, g, s in unreachable[:SHOWN]
+        )
+        with_setup = sum(1 for r, _, _ in unreachable if _setup_note(kinds.get(r.index)))
+        if with_setup and len(unreachable) > SHOWN:
+            ids += f"; {with_setup} of the {len(unreachable)} rows run setup code before their tests"
         result.fail(
             "gold_reachable",
             f"the gold answer does not earn the top reward ({rp_fmt(top)}) on {len(unreachable)} of the {where}: {ids}",
@@ -202,6 +228,10 @@ def _missed(env, rows, golds, kinds, templates, top, fn, timeout, concurrency) -
         for row in rows
         if best.get(row.index) is None or best[row.index] < top - rp.EPS
     ]
+
+
+def _setup_note(kind: RowKind | None) -> str:
+    return kind.setup_note() if kind is not None and kind.kind == "code" else ""
 
 
 def rp_fmt(v: float | None) -> str:

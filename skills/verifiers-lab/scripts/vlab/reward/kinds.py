@@ -1,7 +1,9 @@
 """What kind of answer a row asks for, read from the row as the environment built it.
 
 The kinds are the catalog's, grouped by how test_reward probes them: ``code`` (the row
-carries tests and a reference program), ``choice`` (the prompt lists options, or the row
+carries tests and a reference program; the function they call is the entry point column's,
+else ``catalog.entry_point``'s reading of the tests, the templates' own rule; the code the
+row runs before its tests, for failures to name), ``choice`` (the prompt lists options, or the row
 carries choices, and the gold names one), ``number`` (a number or a math expression),
 ``text`` (anything else). The row's own fields are read too: a classic row's columns and
 its ``info``, a v1 task's data (``row_fields``).
@@ -14,6 +16,7 @@ numbers counted from 0 or 1.
 from __future__ import annotations
 
 import json
+import keyword
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +29,7 @@ LETTERS = catalog.CHOICE_LETTERS
 TESTS_FIELDS = ("tests", "test", "test_list", "test_cases", "input_output", "unit_tests")
 CHOICES_FIELDS = ("choices", "options", "candidates", "endings")
 ENTRY_FIELDS = ("entry_point", "function_name", "fn_name")
+SETUP_FIELDS = ("test_setup_code", "setup_code", "test_setup", "test_imports", "imports", "setup")
 CONTEXT_FIELDS = ("body", "passage", "context", "article", "document", "story", "paragraph")
 QUESTION_FIELDS = ("question", "problem", "query", "instruction")  # the question column (inspect's prompt names)
 _LINE_OPTION = re.compile(r"^[ \t]*(?:\(([A-Ja-j]|\d{1,2})\)|([A-Ja-j]|\d{1,2})[).:])[ \t]*(\S.*?)[ \t]*$", re.M)
@@ -127,6 +131,17 @@ class RowKind:
     choices: list[str] | None = None  # choice: the row's own choices, when it carries them
     tests: Any = None  # code: the row's tests
     entry_point: str | None = None  # code: the function the tests call
+    entry_from: str | None = None  # code: where entry_point was read: "column", "tests", "reference" (a guess)
+    setup: str | None = None  # code: the code run before the tests (a setup column, the templates' spec "setup")
+    setup_field: str | None = None  # code: the field it was read from, when the row names it
+
+    def setup_note(self) -> str:
+        """For a failure on a code row with setup code: that code runs before the tests, so it is a suspect."""
+        if not self.setup:
+            return ""
+        code = " ".join(self.setup.split())
+        code = code if len(code) <= 60 else code[:59] + "…"
+        return f"; its {self.setup_field or 'setup code'} ({code!r}) runs before the tests: check it"
 
 
 def row_kind(row: Row, gold: str | None, expect: str | None = None) -> RowKind:
@@ -136,8 +151,11 @@ def row_kind(row: Row, gold: str | None, expect: str | None = None) -> RowKind:
     tests = field(fields, TESTS_FIELDS)
     entry = field(fields, ENTRY_FIELDS)
     if tests is not None or (gold is not None and looks_like_code(gold)):
+        raw = tests[1] if tests else None
+        setup_field, setup = _setup(fields, raw)
+        name, source = code_entry(str(entry[1]).strip() if entry else None, raw, gold, setup)
         return RowKind(
-            "code", tests=tests[1] if tests else None, entry_point=str(entry[1]) if entry else _defined_name(gold)
+            "code", tests=raw, entry_point=name, entry_from=source, setup=setup or None, setup_field=setup_field
         )
     options = prompt_options(row.question)
     choices = row_choices(fields)
@@ -160,6 +178,42 @@ def _names_an_option(gold: str, options: PromptOptions | None, choices: list[str
         return True  # a number is a key only next to real choices or lettered options (not a numbered list)
     texts = [t.strip() for t in (options.texts if options else ())] + [c.strip() for c in choices or []]
     return key in texts
+
+
+def code_entry(
+    given: str | None, tests: Any, gold: str | None, setup: str | None = None
+) -> tuple[str | None, str | None]:
+    """(the function a code row's tests call, where it was read): the entry point column's name unless it is
+    a keyword or a builtin the reference does not define; else the call in the tests (``catalog.entry_point``,
+    the templates' rule); else the reference's first function, a guess ("reference")."""
+    if given and given.isidentifier() and not keyword.iskeyword(given):
+        if not catalog.bad_entry_name(given) or re.search(rf"^\s*def\s+{re.escape(given)}\s*\(", gold or "", re.M):
+            return given, "column"
+    derived = catalog.entry_point(tests, gold, setup) if tests is not None else None
+    if derived:
+        return derived, "tests"
+    guess = _defined_name(gold)
+    return (guess, "reference") if guess else (None, None)
+
+
+def _setup(fields: dict[str, Any], tests: Any) -> tuple[str | None, str]:
+    """(the field, the code) a code row runs before its tests: the code templates' spec "setup", else a setup
+    column (test_setup_code, setup_code, test_imports...)."""
+    spec = tests
+    if isinstance(spec, str) and spec.strip()[:1] == "{":
+        try:
+            spec = json.loads(spec)
+        except ValueError:
+            spec = None
+    if isinstance(spec, dict) and str(spec.get("setup") or "").strip():
+        return None, str(spec["setup"]).strip()
+    found = field(fields, SETUP_FIELDS)
+    if found is None:
+        return None, ""
+    value = found[1]
+    if isinstance(value, (list, tuple)):
+        value = "\n".join(str(v) for v in value)
+    return found[0], str(value).strip()
 
 
 def _defined_name(code: str | None) -> str | None:

@@ -3,12 +3,15 @@
 Read from every row (no scoring): for multiple choice, the prompt lists the options, each
 choice the row carries appears under the label the answer key counts it with (not
 re-lettered or reordered), and options that carry their own label are not labelled again
-("A) A) 21"); for code, the prompt names the function the tests call; for every row, a
-passage or body the row carries (``context``, ``passage``, ``body``...) appears in the prompt.
+("A) A) 21"); for code, the prompt names the function the tests call (the entry point column's, else
+the call in the asserts: ``catalog.entry_point``, the templates' rule) and asks for no keyword or builtin
+("The function must be named `assert`"), and a row whose tests call no function found is listed; for
+every row, a passage or body the row carries (``context``, ``passage``, ``body``...) appears in the prompt.
 """
 
 from __future__ import annotations
 
+import keyword
 import re
 
 from vlab import catalog
@@ -108,6 +111,39 @@ def choice_problems(row: Row, kind: RowKind, gold: str | None = None) -> list[tu
     return out
 
 
+_NAMED = re.compile(r"\bnamed\s+`([^`\s]+)`")
+
+
+def code_problems(row: Row, kind: RowKind) -> list[tuple[str, str]] | None:
+    """What is wrong with a code row's prompt: (status, what) pairs; None where nothing is checked (stdin/stdout
+    tests, no tests and no function). Fails a prompt that asks for a keyword or builtin as the function
+    ("must be named `assert`") or never names the function the tests call; warns where the tests call no
+    function that could be found (the asserts call only builtins, or names they define)."""
+    calls = catalog.call_tests(kind.tests) if kind.tests is not None else None
+    if calls is None and not (kind.tests is None and kind.entry_point):
+        return None
+    out: list[tuple[str, str]] = []
+    for name in dict.fromkeys(_NAMED.findall(row.question)):
+        if name != kind.entry_point and catalog.bad_entry_name(name):
+            what = (
+                "a Python keyword"
+                if keyword.iskeyword(name)
+                else "not a name"
+                if not name.isidentifier()
+                else "a builtin"
+            )
+            out.append(("fail", f"the prompt asks for a function named {name!r}, {what}, not what the tests call"))
+    if kind.entry_point and (kind.entry_from != "reference" or kind.tests is None):
+        if not re.search(rf"\b{re.escape(kind.entry_point)}\b", row.question):
+            out.append(("fail", f"the prompt never names {kind.entry_point!r}, the function the tests call"))
+    else:
+        guess = f" (the reference defines {kind.entry_point!r})" if kind.entry_point else ""
+        out.append(
+            ("warn", f"no function name found in the tests: their asserts call only builtins or their own names{guess}")
+        )
+    return out
+
+
 def _prompt_fields(row: Row) -> list[tuple[str, str]]:
     """The texts the row carries that its prompt must show: the question column and a passage or body,
     by name whatever its case (SVAMP's 'Body' and 'Question')."""
@@ -134,12 +170,10 @@ def check_prompts(
             choice_rows += 1
             for status, why in choice_problems(row, kind, (golds or {}).get(row.index)):
                 bad_choice.append((row, status, why))
-        if kind.kind == "code" and kind.entry_point:
+        found = code_problems(row, kind) if kind.kind == "code" else None
+        if found is not None:
             code_rows += 1
-            if not re.search(rf"\b{re.escape(kind.entry_point)}\b", row.question):
-                bad_code.append(
-                    (row, "fail", f"the prompt never names {kind.entry_point!r}, the function the tests call")
-                )
+            bad_code += [(row, status, why) for status, why in found]
         prompt_text = _norm(" ".join(str(m.get("content") or "") for m in row.prompt))
         for name, text in _prompt_fields(row):
             if _norm(text)[:200] not in prompt_text:
@@ -167,7 +201,8 @@ def check_prompts(
 _HINTS = {
     "choice_prompt": "list every choice in the prompt, in the answer key's order, labelled once "
     "(templates/environments/classic-multiple-choice does)",
-    "code_prompt": "say the function's name (and signature) in the prompt; the code templates add it",
+    "code_prompt": "say the function's name (and signature) in the prompt; the code templates add the name the "
+    "tests call (never a keyword or builtin); for rows whose tests call no function found, add an entry point column",
     "prompt_columns": "build the prompt from every column the question needs (inspect_dataset --prompt-column "
     "A --prompt-column B; the templates join a list of columns)",
 }
@@ -221,6 +256,8 @@ def _kind_of(why: str) -> str:
         ("is not in the prompt", "a choice or column missing from the prompt"),
         ("lists no options", "no options in the prompt"),
         ("never names", "the tested function never named"),
+        ("asks for a function named", "a keyword or builtin asked for as the function"),
+        ("no function name found", "no function name found in the tests"),
     ):
         if key in why:
             return name

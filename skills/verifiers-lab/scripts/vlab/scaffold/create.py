@@ -1,12 +1,11 @@
 """Create an environment package from one of the pack's templates.
 
-A template is a working package in ``templates/environments/<template>/``: one
-module named after the template (``classic_numeric.py``), its ``pyproject.toml``
-and ``README.md``. Scaffolding copies it under a new name (module, distribution
-name, class names) and rewrites the column-mapping constants at the top of the
-module (``QUESTION_COLUMN = "..."``) from ``inspect_dataset --json`` output or
-from flags. The new folder appears whole or not at all, and never replaces
-anything: it is assembled in a temporary folder and renamed into place.
+A template is a working package in ``templates/environments/<template>/``: one module named after the
+template (``classic_numeric.py``), its ``pyproject.toml`` and ``README.md``. Scaffolding copies it under a
+new name (module, distribution name, class names) and rewrites the column-mapping constants at the top of
+the module (``QUESTION_COLUMN = "..."``) from ``inspect_dataset --json`` output or from flags. The new folder
+appears whole or not at all, and never replaces anything: it is assembled in a temporary folder and renamed
+into place.
 """
 
 from __future__ import annotations
@@ -379,6 +378,7 @@ def choose_template(req: ScaffoldRequest, mapping: Mapping | None, result) -> st
 def resolve_columns(req: ScaffoldRequest, template: str, mapping: Mapping, result) -> None:
     """Flags override inspect_dataset; roles still unknown keep the template's default (with a warning)."""
     many = {c.role: c.many for c in catalog.template(template).columns}
+    read_if_present = {c.role: c.default for c in catalog.template(template).columns if c.if_present}
     for role, constant in role_constants(template).items():
         flag_value = req.columns.get(role)
         if isinstance(flag_value, list) and len(flag_value) == 1:
@@ -396,6 +396,8 @@ def resolve_columns(req: ScaffoldRequest, template: str, mapping: Mapping, resul
             result.passed(f"column-{role}", f"{constant} = {mapping.columns[role]!r} (from {mapping.sources[role]})")
         elif role in _optional(template) and mapping.inspect_status is not None:
             result.passed(f"column-{role}", f"{constant} = None (the dataset has no {role} column)")
+        elif role in read_if_present:  # read only where a row has it
+            result.passed(f"column-{role}", f"{constant} = {read_if_present[role]!r} (where a row has it)")
         elif role == "choices" and mapping.inspect_status is not None:
             raise UsageError(
                 f"template {template} needs a column with the list of choices, and none is known",

@@ -39,15 +39,18 @@ from pathlib import Path
 
 import verifiers.v1 as vf
 
-# Column mapping: the task, its tests, the function the tests call, the reference solution.
-# QUESTION_COLUMN may be a list of columns (joined in order). ENTRY_POINT_COLUMN and
-# SOLUTION_COLUMN may be None: the entry point is then read from the tests, and there is no
-# reference program (test_reward's gold probes need one).
+# Column mapping: the task, its tests, the function the tests call, the reference solution, and the
+# code the tests need run first (MBPP's test_setup_code: imports, helper definitions).
+# QUESTION_COLUMN may be a list of columns (joined in order). ENTRY_POINT_COLUMN,
+# SOLUTION_COLUMN and SETUP_COLUMN may be None: the entry point is then read from the tests
+# (called_name), there is no reference program (test_reward's gold probes need one), and no
+# setup code. SETUP_COLUMN is read only where a row has that column.
 # scripts/new_env.py fills these in from `inspect_dataset --json`.
 QUESTION_COLUMN = "prompt"
 TESTS_COLUMN = "test"
 ENTRY_POINT_COLUMN = "entry_point"
 SOLUTION_COLUMN = "canonical_solution"
+SETUP_COLUMN = "test_setup_code"
 
 SYSTEM_PROMPT = (
     "Write a correct Python solution. Reply with the complete program (imports and every "
@@ -59,7 +62,6 @@ PARALLEL = max(8, 4 * (os.cpu_count() or 1))  # programs run at once (most of a 
 HARNESS = Path(__file__).with_name("v1_code_harness.py")
 
 _FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)```", re.S | re.I)
-_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _slots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # event loop -> Semaphore
 _threads: list[ThreadPoolExecutor] = []
 
@@ -114,29 +116,77 @@ def prompt_helpers(text: str, entry_point: str | None) -> str:
 
 
 def row_tests(row: dict) -> tuple[str | None, dict]:
-    """The row's entry point and how to run its tests (with the prompt's helper code)."""
+    """The row's entry point and how to run its tests: the prompt's helper code and the row's setup code
+    (SETUP_COLUMN) run in the tests' namespace first, in that order."""
     entry = row_entry_point(row, row[TESTS_COLUMN])
     spec = tests_of(row[TESTS_COLUMN], entry)
     if spec["mode"] == "call":
         spec["helpers"] = prompt_helpers(prompt_text(row), entry)
+        setup = setup_code(row)
+        if setup:
+            spec["setup"] = setup
     return entry, spec
 
 
-def called_name(tests: str) -> str | None:
-    """The function the first assert calls (MBPP-style tests name it there)."""
-    for line in tests.splitlines():
-        if line.strip().startswith("assert"):
-            for name in _CALLED.findall(line):
-                if not hasattr(builtins, name) and name not in ("math", "set"):
-                    return name
-    return None
+def setup_code(row: dict) -> str:
+    """The code the row's tests need run first (SETUP_COLUMN: imports, helper definitions), or ''."""
+    value = row.get(SETUP_COLUMN) if SETUP_COLUMN else None
+    if isinstance(value, (list, tuple)):
+        value = "\n".join(str(v) for v in value)
+    return str(value).strip() if value else ""
+
+
+def called_name(tests: str, reference: str | None = None) -> str | None:
+    """The function the tests call: in the asserts, in order (`assert f(x) == y`, `assert (f(x)) == y`,
+    `assert not f(x)`, `assert math.isclose(f(x), y)`, `assert set(f(x)) == ...`), the first call of a plain
+    name that is no builtin (set, sorted, abs, round, len...), no attribute (math.isclose) and nothing the
+    tests define, import, assign or take as an argument themselves (check's `candidate`, setup helpers). With
+    a reference program, the first such name it defines wins (even one shadowing a builtin). None if none."""
+    try:
+        statements = ast.parse(tests).body
+    except (SyntaxError, ValueError):  # a broken line: read the others one by one
+        statements = []
+        for line in tests.splitlines():
+            try:
+                statements += ast.parse(line.strip()).body
+            except (SyntaxError, ValueError):
+                continue
+    bound, in_asserts, anywhere = set(), [], []
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+            elif isinstance(node, ast.arg):
+                bound.add(node.arg)
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                bound.add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                anywhere.append(node.func.id)
+            elif isinstance(node, ast.Assert):
+                calls = [n for n in ast.walk(node.test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+                in_asserts += [n.func.id for n in sorted(calls, key=lambda n: (n.lineno, n.col_offset))]
+    names = [n for n in in_asserts if n not in bound] or [n for n in anywhere if n not in bound]
+    defined = set(re.findall(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)", reference or "", re.M))
+    for name in names:
+        if name in defined:
+            return name
+    return next((name for name in names if not hasattr(builtins, name)), None)
 
 
 def row_entry_point(row: dict, raw_tests) -> str | None:
+    """The entry point column's value, else the function the tests call (called_name, the setup code's own
+    definitions aside, preferring one the reference solution defines); None for stdin/stdout tests."""
     if ENTRY_POINT_COLUMN and row.get(ENTRY_POINT_COLUMN):
         return str(row[ENTRY_POINT_COLUMN]).strip()
     spec = tests_of(raw_tests, None)
-    return called_name(spec["tests"]) if spec["mode"] == "call" else None
+    if spec["mode"] != "call":
+        return None
+    solution = row.get(SOLUTION_COLUMN) if SOLUTION_COLUMN else None
+    if isinstance(solution, (list, tuple)):
+        solution = solution[0] if solution else None
+    return called_name(setup_code(row) + "\n" + spec["tests"], str(solution) if solution else None)
 
 
 def prompt_text(row: dict) -> str:
