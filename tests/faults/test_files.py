@@ -98,7 +98,7 @@ def test_inspect_dataset_json_file_exit_2(tmp_path, capsys, fault):
 @pytest.mark.parametrize("fault", ["invalid_utf8_row", "deeply_nested_row", "not_an_object_row"])
 def test_reward_files_bad_line_exit_2_with_place(tmp_path, fault):
     from vlab.core.result import UsageError
-    from vlab.reward.probes import read_jsonl
+    from vlab.reward.files import read_jsonl
 
     path = tmp_path / "completions.jsonl"
     path.write_bytes(b'{"example_id": 0, "completion": "x"}\n' + ROW_DAMAGE[fault])
