@@ -244,7 +244,7 @@ def test_new_env_from_flags_keeps_the_setup_default_quietly(tmp_path):
     ).json
     assert made["exit_code"] == 0, made
     check = next(c for c in made["checks"] if c["id"] == "column-setup")
-    assert check["status"] == "pass" and "only where a row has it" in check["message"]
+    assert check["status"] == "pass" and "where a row has it" in check["message"]
     assert made["data"]["columns"]["SETUP_COLUMN"] == "test_setup_code"
 
 

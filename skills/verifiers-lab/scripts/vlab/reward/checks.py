@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +41,7 @@ from vlab.reward.conversation import conversation_checks
 from vlab.reward.files import completion_checks, custom_checks
 from vlab.reward.health import health_checks
 from vlab.reward.judge import JudgeSettings
-from vlab.reward.kinds import RowKind, environment_kind, row_kind
+from vlab.reward.kinds import environment_kind, row_kind
 from vlab.reward.validate import check_validate
 
 PROBE_ROWS = 5  # rows probed in full when --num-examples is not given
@@ -378,7 +377,7 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     # phase two: the answer kind's probes, in the format the gold earned the reward with
     second = []
     for rr, b in zip(rows, built):
-        template = _best_format(rr, b)
+        template = rp.best_format(rr, b)
         kind = kinds[rr.row.index]
         extra: list[rp.Probe] = []
         if kind.kind == "number":
@@ -470,7 +469,7 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     if space is not None:
         labels.check_label_space(result, scope, golds, space)
         result.data["probes"]["labels"] = {"labels": list(space.labels), "from": space.source}
-    _reachability(result, env, opts, scope, golds, kinds, rows, built, fn)
+    dataset.reach_from_probes(result, env, opts, scope, golds, kinds, rows, built, fn, CODE_ROWS_AT_ONCE)
     return first + again
 
 
@@ -485,37 +484,3 @@ def _results(built: list[rp.RowProbes], scores: list[Score]) -> list[rp.RowResul
         out.append(rp.RowResult(b.row, b.gold, [rp.ProbeScore(p, scores[k + i]) for i, p in enumerate(b.probes)]))
         k += len(b.probes)
     return out
-
-
-_best_format = rp.best_format
-
-
-def _reachability(
-    result: Result,
-    env: Environment,
-    opts: TestRewardRequest,
-    scope: list,
-    golds: dict[int, str | None],
-    kinds: dict[int, RowKind],
-    rows: list[rp.RowResult],
-    built: list[rp.RowProbes],
-    fn: str | None,
-) -> None:
-    established = [(rr, b) for rr, b in zip(rows, built) if rp.gold_established(rr)]
-    if not established:
-        result.skip("gold_reachable", "no probed row has a gold answer that beats wrong answers to compare with")
-        return
-    if opts.reach_seconds == 0:
-        result.skip("gold_reachable", "skipped with --reach-seconds 0")
-        return
-    top = max(rp.value(rp.best_gold(rr), fn) for rr, _ in established)
-    ranked = Counter(_best_format(rr, b) for rr, b in established)
-    formats = [t for t, _ in ranked.most_common()]
-    formats += [t for b in built for t in b.formats.values() if t not in formats]
-    code_env = any(k.kind == "code" for k in kinds.values())
-    if code_env and code.FENCED in formats:  # the format code prompts ask for; a raw program is the fallback
-        formats.insert(0, formats.pop(formats.index(code.FENCED)))
-    rows_at_once = min(opts.concurrency, 2 * CODE_ROWS_AT_ONCE) if code_env else opts.concurrency
-    dataset.check_reachable(
-        result, env, scope, golds, kinds, formats, top, fn, opts.reach_seconds, opts.timeout, rows_at_once
-    )

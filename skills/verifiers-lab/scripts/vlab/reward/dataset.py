@@ -13,6 +13,7 @@ fails here, where 5 probed rows would have passed.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 
 from vlab.core.result import Result
@@ -236,3 +237,36 @@ def _setup_note(kind: RowKind | None) -> str:
 
 def rp_fmt(v: float | None) -> str:
     return "none" if v is None else f"{v:.4g}"
+
+
+def reach_from_probes(
+    result: Result,
+    env,
+    opts,
+    scope: list,
+    golds: dict[int, str | None],
+    kinds: dict[int, RowKind],
+    rows: list[rp.RowResult],
+    built: list[rp.RowProbes],
+    fn: str | None,
+    code_rows_at_once: int,
+) -> None:
+    """gold_reachable from the probed rows: the best-earning formats first (fenced code first on a code
+    environment), the top reward they reached, then ``check_reachable`` over ``scope``. ``opts``: test_reward's
+    request (reach_seconds, timeout, concurrency)."""
+    established = [(rr, b) for rr, b in zip(rows, built) if rp.gold_established(rr)]
+    if not established:
+        result.skip("gold_reachable", "no probed row has a gold answer that beats wrong answers to compare with")
+        return
+    if opts.reach_seconds == 0:
+        result.skip("gold_reachable", "skipped with --reach-seconds 0")
+        return
+    top = max(rp.value(rp.best_gold(rr), fn) for rr, _ in established)
+    ranked = Counter(rp.best_format(rr, b) for rr, b in established)
+    formats = [t for t, _ in ranked.most_common()]
+    formats += [t for b in built for t in b.formats.values() if t not in formats]
+    code_env = any(k.kind == "code" for k in kinds.values())
+    if code_env and FENCED in formats:  # the format code prompts ask for; a raw program is the fallback
+        formats.insert(0, formats.pop(formats.index(FENCED)))
+    rows_at_once = min(opts.concurrency, 2 * code_rows_at_once) if code_env else opts.concurrency
+    check_reachable(result, env, scope, golds, kinds, formats, top, fn, opts.reach_seconds, opts.timeout, rows_at_once)

@@ -1224,9 +1224,9 @@ def _run(child: _Child, program: str, spec: dict, timeout: float, memory_mb: int
 
 def _run_call(child: _Child, spec: dict, names, program: str = "") -> str:
     """The tests, in a namespace of their own: the program's standard-library imports (modules, values, the
-    standard types that cross; see `_imported`), then the prompt's helpers and the row's setup code, then a proxy for each function the
+    standard types that cross; see `_imported`), then the prompt's helpers, then a proxy for each function the
     program defines (never over a helper; over a builtin only for the function under test, see `_shadowing`),
-    then the tests. HumanEval-style tests (they define `check(candidate)`) are then called with the entry point."""
+    then the row's setup code (it may build the program's own classes), then the tests. HumanEval-style tests (they define `check(candidate)`) are then called with the entry point."""
     import ast
 
     names = [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
@@ -1236,9 +1236,8 @@ def _run_call(child: _Child, spec: dict, names, program: str = "") -> str:
     imported = _imported(imports)
     scope.update(imported)
     before = dict(scope)
-    for label in ("helpers", "setup"):
-        if spec.get(label):
-            exec(compile(str(spec[label]), f"<{label}>", "exec", dont_inherit=True), scope)
+    if spec.get("helpers"):
+        exec(compile(str(spec["helpers"]), "<helpers>", "exec", dont_inherit=True), scope)
     trusted = {k for k, v in scope.items() if k not in before or before[k] is not v}
     tests = spec.get("tests") or ""
     if isinstance(tests, list):
@@ -1252,6 +1251,8 @@ def _run_call(child: _Child, spec: dict, names, program: str = "") -> str:
             continue  # a helper's, or the standard type the program imported (Counter) as itself
         if name == shadow or not hasattr(builtins, name):
             scope[name] = _Proxy(child, name)
+    if spec.get("setup"):  # after the proxies: MBPP's setup builds trees of the program's own Node class
+        exec(compile(str(spec["setup"]), "<setup>", "exec", dont_inherit=True), scope)
     exec(compile(tree, "<tests>", "exec", dont_inherit=True), scope)
     if humaneval and callable(scope.get("check")) and entry:
         if entry not in names:
