@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
-from vlab.core.paths import templates_dir
+from vlab.core.templatecode import run_template_definitions
 
 Generation = Literal["classic", "v1"]
 # How a reply is compared with the gold answer (the snippet inspect_dataset writes follows it):
@@ -91,14 +91,8 @@ CODE_TEMPLATE = ("v1-code", "v1_code.py")
 
 @cache
 def _called_name():
-    path = templates_dir() / "environments" / CODE_TEMPLATE[0] / CODE_TEMPLATE[1]
-    text = path.read_text(encoding="utf-8")
-    node = next((n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == "called_name"), None)
-    if node is None:
-        raise RuntimeError(f"{path}: the code template lacks called_name")
-    namespace: dict[str, Any] = {"ast": ast, "builtins": builtins, "re": re}
-    exec(compile(ast.Module(body=[node], type_ignores=[]), str(path), "exec"), namespace)  # noqa: S102 - the pack's own file
-    return namespace["called_name"]
+    modules = {"ast": ast, "builtins": builtins, "re": re}
+    return run_template_definitions(*CODE_TEMPLATE, ("called_name",), modules)["called_name"]
 
 
 def call_tests(tests: Any) -> tuple[str, str] | None:

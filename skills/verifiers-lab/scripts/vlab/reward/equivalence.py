@@ -17,10 +17,9 @@ import ast
 import re
 from fractions import Fraction
 from functools import cache, lru_cache
-from pathlib import Path
 from types import SimpleNamespace
 
-from vlab.core.paths import templates_dir
+from vlab.core.templatecode import run_template_definitions, template_definitions
 
 # A comma is a thousands separator only between groups of three digits ("1,234", "1{,}234"); in "-2,1",
 # "(1,2)" or "[0,3)" it separates the values of a list, a tuple or an interval.
@@ -48,23 +47,9 @@ COMPARISON = ("_INTEGER", "_SEVERAL", "_PLAIN", "_REWRITES", "readable", "plain_
 
 
 @cache
-def _comparison_code() -> tuple[str, list[ast.stmt]]:
-    """The v1-numeric template's path and the comparison's statements, in COMPARISON's order."""
-    path = templates_dir() / "environments" / NUMERIC_TEMPLATE[0] / NUMERIC_TEMPLATE[1]
-    text = path.read_text(encoding="utf-8")
-    named = {_defined_name(node): node for node in ast.parse(text).body}
-    missing = [name for name in COMPARISON if name not in named]
-    if missing:
-        raise RuntimeError(f"{path}: the comparison lacks {', '.join(missing)}")
-    return str(path), [named[name] for name in COMPARISON]
-
-
-@cache
 def template_comparison() -> SimpleNamespace:
     """The numeric templates' ``readable`` and ``plain_verdict``, run from the v1-numeric template's source."""
-    path, nodes = _comparison_code()
-    namespace: dict = {"re": re, "Fraction": Fraction}
-    exec(compile(ast.Module(body=nodes, type_ignores=[]), path, "exec"), namespace)  # noqa: S102 - the pack's own file
+    namespace = run_template_definitions(*NUMERIC_TEMPLATE, COMPARISON, {"re": re, "Fraction": Fraction})
     return SimpleNamespace(
         readable=namespace["readable"],
         plain_value=namespace["plain_value"],
@@ -75,20 +60,10 @@ def template_comparison() -> SimpleNamespace:
 
 def comparison_source() -> str:
     """The comparison's source as the template writes it, for inspect's snippets (they import re and Fraction)."""
-    path, nodes = _comparison_code()
-    text = Path(path).read_text(encoding="utf-8")
+    _, text, nodes = template_definitions(*NUMERIC_TEMPLATE, COMPARISON)
     names = [ast.get_source_segment(text, n) or "" for n in nodes if not isinstance(n, ast.FunctionDef)]
     functions = [ast.get_source_segment(text, n) or "" for n in nodes if isinstance(n, ast.FunctionDef)]
     return "\n".join(names) + "\n\n\n" + "\n\n\n".join(functions) + "\n"
-
-
-def _defined_name(node: ast.stmt) -> str | None:
-    """The name a module-level function or single assignment defines."""
-    if isinstance(node, ast.FunctionDef):
-        return node.name
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-        return node.targets[0].id
-    return None
 
 
 @lru_cache(maxsize=4096)
