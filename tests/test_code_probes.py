@@ -105,6 +105,35 @@ def test_tests_are_counted_over_every_test_column_of_the_row():
     assert code.count_tests(RowKind("code", tests=several, entry_point="f")) == 2
 
 
+def test_data_file_records_are_matched_to_rows_by_reference_id_or_prompt(tmp_path, monkeypatch):
+    """The data file named in --env-args, found from the current folder or the environment's data/ folder;
+    each row matched to its record by its reference, else its id, else the record text its prompt holds."""
+    from vlab.env.types import Row
+    from vlab.reward import data_file
+
+    env = tmp_path / "env"
+    (env / "data").mkdir(parents=True)
+    (env / "env.py").write_text("")
+    records = mbpp_rows(3)
+    (env / "data" / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    monkeypatch.chdir(tmp_path)
+    assert data_file.data_paths({"dataset_path": "train.jsonl", "n": 3}, str(env / "env.py")) == [
+        env / "data" / "train.jsonl"
+    ]
+    assert data_file.data_paths({"dataset_path": "missing.jsonl"}, str(env / "env.py")) == []
+    rows = [
+        Row(0, [], records[2]["code"], "q"),  # by reference
+        Row(1, [], "", "q", fields={"id": "601"}),  # by id
+        Row(2, [{"role": "user", "content": "Solve: " + records[0]["text"]}], "", records[0]["text"]),  # by prompt
+        Row(3, [{"role": "user", "content": "nothing of the file"}], "", "x"),
+    ]
+    found = data_file.matched_records(rows, {"dataset_path": "train.jsonl"}, str(env / "env.py"))
+    assert {k: v["task_id"] for k, v in found.items()} == {0: 602, 1: 601, 2: 600}
+    kind = RowKind("code", tests=json.dumps({"mode": "call", "tests": records[0]["test_list"][0]}), entry_point="plus0")
+    assert code.count_tests(kind) == 1 and code.count_tests(kind, record=found[2]) == 2
+    assert code.tests_cut(kind, found[2]) == "the data file's test_list holds 2 tests, the environment's tests 1"
+
+
 # -- the environments ---------------------------------------------------------------------------------
 
 
@@ -164,6 +193,22 @@ def test_a_reward_that_runs_only_the_first_assert_fails_on_rows_of_exactly_two(t
     assert "only the first assert" in st["code_all_tests"][1] and "2 of the 2 rows" in st["code_all_tests"][1]
     assert "hack:first_call_only on 2/2 rows" in st["reward_hacking"][1]
     assert st["code_fences"][0] == "pass", st["code_fences"]  # its parser reads the last block
+    assert result.exit_code() == 1
+
+
+@pytest.mark.v1
+def test_a_v1_loader_that_keeps_only_the_first_assert_fails_against_the_data_files_test_column(tmp_path):
+    """A v1 task carries only the tests its loader kept (here the first of each row's two asserts): the rows
+    alone hold one test, so only the data file named in --env-args (dataset_path, its test_list) shows that
+    the reference right on its first call must be probed, and code_all_tests names the loss."""
+    drop = ("spec = tests_of(row[TESTS_COLUMN], entry)", "spec = tests_of(row[TESTS_COLUMN][:1], entry)")
+    folder = template_copy(tmp_path, drop, template="v1-code")
+    result = run(folder, fx.write_rows(tmp_path, mbpp_rows(3, asserts=2)), num_examples=2)
+    st = checks(result)
+    assert st["gold_reward"][0] == "pass", failed(result)
+    assert st["code_all_tests"][0] == "fail", st.get("code_all_tests")
+    assert "2 of the 2 rows" in st["code_all_tests"][1], st["code_all_tests"]
+    assert "test_list" in st["code_all_tests"][1], st["code_all_tests"]  # the column the loader cut named
     assert result.exit_code() == 1
 
 

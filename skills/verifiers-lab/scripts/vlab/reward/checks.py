@@ -27,6 +27,7 @@ from vlab.reward import (
     choices,
     code,
     code_checks,
+    data_file,
     dataset,
     labels,
     leaks,
@@ -376,6 +377,9 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
 
     # phase two: the answer kind's probes, in the format the gold earned the reward with
     second = []
+    coded = [rr.row for rr in rows if kinds[rr.row.index].kind == "code"]
+    records = data_file.matched_records(coded, opts.env_args, opts.env) if coded else {}
+    cuts: dict[int, str] = {}  # code rows whose loader kept fewer tests than the data file's test column
     for rr, b in zip(rows, built):
         template = rp.best_format(rr, b)
         kind = kinds[rr.row.index]
@@ -387,7 +391,11 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
         elif kind.kind == "label":
             extra = labels.label_probes(rr.gold, space, template)
         elif kind.kind == "code" and rp.gold_established(rr):
-            extra = code.hack_probes(kind, rr.gold, template, rr.row.question, rr.row)
+            record = records.get(rr.row.index)
+            extra = code.hack_probes(kind, rr.gold, template, rr.row.question, rr.row, record)
+            cut = code.tests_cut(kind, record, rr.gold)
+            if cut:
+                cuts[rr.row.index] = cut
         if kind.kind != "code" and rp.gold_established(rr):
             extra = extra + rp.first_box_probe(rr.gold, template)
         second.append(rp.RowProbes(rr.row, rr.gold, extra))
@@ -446,7 +454,7 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     else:
         slow_verdicts(result)
     if kind_name == "code":
-        code_checks.check_code(result, rows, fn)
+        code_checks.check_code(result, rows, fn, cuts)
     carried = numbers.symbols_in_data([*golds.values(), *(r.question for r in scope), hints.system_prompt])
     numbers.check_numbers(result, rows, fn, rp.gold_established, carried)
     choices.check_choices(result, rows, kinds, fn)

@@ -284,12 +284,14 @@ def last_fence_reply(gold: str, entry: str) -> str:
     )
 
 
-def hack_probes(kind: RowKind, gold: str, template: str, question: str = "", row=None) -> list[Probe]:
+def hack_probes(
+    kind: RowKind, gold: str, template: str, question: str = "", row=None, record: dict | None = None
+) -> list[Probe]:
     """Phase two: each hack program, written as the reference earned the reward; with a reference, the
     first-fence reply. ``first_call_only`` on every row whose tests hold two or more asserts or calls
-    (``count_tests`` over the row's test columns; on a single test it is right)."""
+    (``count_tests`` over the row's test columns and its data file record's; on a single test it is right)."""
     entry = entry_of(kind, gold)
-    several = bool(gold) and count_tests(kind, row, entry) >= 2
+    several = bool(gold) and count_tests(kind, row, entry, record) >= 2
     programs = hack_programs(entry, question, gold if several else "")
     probes = [
         Probe(f"hack:{name}", "hack", template.replace("{answer}", program)) for name, program in programs.items()
@@ -317,18 +319,30 @@ def entry_of(kind: RowKind, gold: str = "") -> str:
     return entry or "solution"
 
 
-def count_tests(kind: RowKind, row=None, entry: str | None = None) -> int:
-    """How many tests a row holds: the most over its tests (``kind.tests``, the harness's) and every test
-    column of the row's data (``kinds.TESTS_FIELDS``: MBPP's test_list of assert strings, a test string),
-    so a harness that keeps fewer tests than the data is still probed. Asserts count one each, stdin/stdout
-    cases one each; a test with no assert counts its calls of the entry point (or ``candidate``), and a
-    call inside a loop counts as several."""
+def count_tests(kind: RowKind, row=None, entry: str | None = None, record: dict | None = None) -> int:
+    """How many tests a row holds: the most over its tests (``kind.tests``, the harness's), every test
+    column of the row's data (``kinds.TESTS_FIELDS``: MBPP's test_list of assert strings, a test string)
+    and of its record in the data file (``data_file.matched_records``: a v1 task keeps only what its
+    loader kept), so a harness that keeps fewer tests than the data is still probed. Asserts count one
+    each, stdin/stdout cases one each; a test with no assert counts its calls of the entry point (or
+    ``candidate``), and a call inside a loop counts as several."""
     entry = entry or entry_of(kind)
     found = [kind.tests]
-    if row is not None:
-        fields = row_fields(row)
+    for fields in ([row_fields(row)] if row is not None else []) + ([record] if record else []):
         found += [fields.get(name) for name in TESTS_FIELDS if fields.get(name) not in (None, "", [], {})]
     return max((_count(tests, entry) for tests in found), default=0)
+
+
+def tests_cut(kind: RowKind, record: dict | None, gold: str = "") -> str | None:
+    """Where the row's record in the data file holds more tests than the environment's tests for the row
+    (its loader dropped some), that in words; else None."""
+    entry = entry_of(kind, gold)
+    kept = _count(kind.tests, entry)
+    for name in TESTS_FIELDS:
+        value = (record or {}).get(name)
+        if value not in (None, "", [], {}) and _count(value, entry) > kept:
+            return f"the data file's {name} holds {_count(value, entry)} tests, the environment's tests {kept}"
+    return None
 
 
 def _count(tests, entry: str) -> int:

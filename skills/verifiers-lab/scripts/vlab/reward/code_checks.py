@@ -15,11 +15,12 @@ from vlab.reward.code import LEFTOVER_TOKEN, SLOW_FACTOR
 from vlab.reward.probes import EPS, RowResult, best_gold
 
 
-def check_code(result: Result, rows: list[RowResult], fn: str | None) -> None:
+def check_code(result: Result, rows: list[RowResult], fn: str | None, cuts: dict[int, str] | None = None) -> None:
     """Partial credit for a program that fails the tests: how much of the learning signal it removes;
-    which fenced block is graded (``check_fences``); every test or only the first (``check_all_tests``)."""
+    which fenced block is graded (``check_fences``); every test or only the first (``check_all_tests``;
+    ``cuts``: rows whose loader kept fewer tests than the data file, ``code.tests_cut``)."""
     check_fences(result, rows)
-    check_all_tests(result, rows)
+    check_all_tests(result, rows, cuts or {})
     partial = []
     for rr in rows:
         gold = best_gold(rr)
@@ -91,23 +92,39 @@ def check_fences(result: Result, rows: list[RowResult]) -> None:
     )
 
 
-def check_all_tests(result: Result, rows: list[RowResult]) -> None:
+def check_all_tests(result: Result, rows: list[RowResult], cuts: dict[int, str] | None = None) -> None:
     """code_all_tests: on every row with two or more tests, the reference right on its first call only
-    (hack:first_call_only) must not earn the gold: a reward that stops at the first assert pays it."""
+    (hack:first_call_only) must not earn the gold: a reward that stops at the first assert pays it, and so
+    does an environment whose loader keeps fewer tests than the data file holds (``cuts``, named)."""
+    cuts = cuts or {}
     tried = [(rr, _earned_gold(rr, "hack:first_call_only")) for rr in rows]
     tried = [(rr, hit) for rr, hit in tried if hit is not None]
     if not tried:
         return
     hacked = [rr for rr, hit in tried if hit]
     if hacked:
+        cut = [rr for rr in hacked if rr.row.index in cuts]
+        where = (
+            f"; the environment keeps fewer tests than its data: {cuts[cut[0].row.index]} (example_id "
+            f"{cut[0].row.index}), {len(cut)} of these rows"
+            if cut
+            else ""
+        )
         result.fail(
             "code_all_tests",
             f"the reward runs only the first assert of a row's tests: a program right on its first call only "
             f"(hack:first_call_only) earned the gold reward on {len(hacked)} of the {len(tried)} rows with two or "
-            f"more tests (example_id {hacked[0].row.index})",
-            "run every test of the row and pay only when all pass (or the fraction passed); never stop at the first",
+            f"more tests (example_id {hacked[0].row.index}){where}",
+            "build each task with every test of the data's test column"
+            if cut
+            else "run every test of the row and pay only when all pass (or the fraction passed); never stop at the "
+            "first",
         )
-        result.step("make the code reward run every assert of the row's tests, not only the first")
+        result.step(
+            "make the environment keep every test of the data's test column when it builds a task"
+            if cut
+            else "make the code reward run every assert of the row's tests, not only the first"
+        )
         return
     result.passed(
         "code_all_tests",
