@@ -201,6 +201,15 @@ def test_the_program_cannot_read_list_or_import_what_it_must_not_know(package):
     assert set(isolation) >= {"landlock", "uid", "network", "pid_namespace", "reads", "notes"}, isolation
 
 
+def test_an_installed_package_is_never_importable_and_the_reason_says_so(package):
+    """Landlock or not, the child starts without site: a program importing an installed package (pytest is
+    one here) does not run, and the reason names the rule rather than leaving a bare ModuleNotFoundError."""
+    template, folder, harness, dataset, project = package
+    got = harness.score("import pytest\n\n" + GOOD, SPEC, timeout=5.0)
+    assert got["passed"] is False, got
+    assert "No module named 'pytest'" in got["reason"] and "only the standard library" in got["reason"], got
+
+
 def test_the_result_says_which_isolation_ran(package):
     template, folder, harness, dataset, project = package
     got = harness.score(GOOD, SPEC, timeout=5.0)

@@ -1246,7 +1246,10 @@ def _run(child: _Child, program: str, spec: dict, timeout: float, memory_mb: int
         child.send({"program": program, "mode": mode, "limits": {"memory_mb": memory_mb, "cpu_seconds": timeout}})
         ready = child.reply()
         if "error" in ready:
-            return f"the program did not run: {str(ready['error'])[:300]}"
+            error = str(ready["error"])[:300]
+            if error.startswith("ModuleNotFoundError"):  # an installed package: closed to every program here
+                error += " (a program may import only the standard library)"
+            return f"the program did not run: {error}"
         if mode == "io":
             reason = _run_io(child, spec)
         else:
