@@ -170,6 +170,8 @@ def _template_passes(template: str, tmp_path: Path, monkeypatch):
     assert cost["calls_per_rollout"] == 1.0 and cost["prompt_tokens_per_call"] > 0 and cost["calls_per_step"] == 256
     forms = obj["data"]["judge"]["verdict_forms"]
     assert forms["refusal"] == forms["empty"] == forms["prose_without_verdict"] == "error"
+    assert forms["word_correct"] == 1.0 and forms["word_incorrect"] == forms["prose_incorrect"] == 0.0, forms
+    assert forms["letter_a"] == forms["letter_b"] == "error", forms  # the templates ask for no letter
     assert PLANTED not in proc.stdout + proc.stderr
 
 
@@ -238,6 +240,26 @@ def test_v1_broken_judge_copies_fail_naming_the_probe(change, probe, tmp_path):
 )
 def test_classic_broken_judge_copies_fail_naming_the_probe(change, probe, tmp_path):
     _fails_naming("classic-judge", tmp_path, change, probe)
+
+
+# a parser that pays any judge reply containing "correct", as `"CORRECT" in reply` does: INCORRECT passes
+SUBSTRING_VERDICT = (
+    '    reply = str(text or "")\n',
+    '    if "correct" in str(text or "").lower():\n        return 1.0\n    reply = str(text or "")\n',
+)
+
+
+@pytest.mark.slow
+@pytest.mark.v1
+def test_a_verdict_parser_that_reads_incorrect_as_correct_fails_judge_verdicts(tmp_path):
+    """The stub answers in the words real graders use: INCORRECT (and 'Verdict: INCORRECT' after prose) must
+    score below CORRECT; a substring test pays both, and judge_verdicts names the negative verdict."""
+    proc, obj = _test_reward(_broken_copy("v1-judge", tmp_path, *SUBSTRING_VERDICT), _data(tmp_path), "--judge", "stub")
+    failed = {c["id"]: c["message"] for c in obj["checks"] if c["status"] == "fail"}
+    assert proc.returncode == 1, failed
+    assert "judge_verdicts" in failed and "INCORRECT" in failed["judge_verdicts"], failed
+    forms = obj["data"]["judge"]["verdict_forms"]
+    assert forms["word_incorrect"] == 1.0 and forms["prose_incorrect"] == 1.0, forms
 
 
 @pytest.mark.slow

@@ -30,6 +30,17 @@ from vlab.reward import probes as rp
 from vlab.reward.judge_server import FORM_MARK, FORMS, STUB_MODEL, JudgeServer
 
 STUB_KEY_VAR = "VLAB_STUB_JUDGE_KEY"
+# (positive, negative) verdict forms of one kind: where both parse the positive scores higher; the primary
+# kinds (what the templates' prompts ask for) must parse both ways or neither, the others may raise
+FORM_PAIRS = (
+    ("json_high", "json_low"),
+    ("score_high", "score_low"),
+    ("bare_yes", "bare_no"),
+    ("word_correct", "word_incorrect"),
+    ("prose_high", "prose_incorrect"),
+    ("letter_a", "letter_b"),
+)
+_PRIMARY = {"json_high", "score_high", "bare_yes"}
 DEFAULT_BATCH = 256  # rollouts per training step when --judge-batch-size is not given
 HACKS = ("inject_instruction", "inject_fence", "inject_reference", "pad_rubric")
 SHORTCUTS = ("copy_question", "empty", "rambling")
@@ -309,15 +320,28 @@ def _forms_check(result: Result, by_row) -> None:
     silent = [n for n, (_, want) in FORMS.items() if want == "error" and got[n] and got[n].error is None]
     parsed = {n: got[n].value for n in FORMS if got[n] and got[n].error is None}
     problems = [f"{n} (a reply with no verdict) scored {parsed[n]:g} silently" for n in silent]
-    pairs = [("json_high", "json_low"), ("score_high", "score_low"), ("bare_yes", "bare_no")]
     accepted = []
-    for hi, lo in pairs:
+    for hi, lo in FORM_PAIRS:
         if hi in parsed and lo in parsed:
             accepted.append(hi.split("_")[0])
             if not parsed[hi] > parsed[lo]:
-                problems.append(f"{hi} ({parsed[hi]:g}) does not score above {lo} ({parsed[lo]:g})")
-        elif (hi in parsed) != (lo in parsed):
+                problems.append(
+                    f"{lo} ({FORMS[lo][0].splitlines()[-1]!r}) scored {parsed[lo]:g}, not below {hi} ({parsed[hi]:g})"
+                )
+        elif hi in _PRIMARY and (hi in parsed) != (lo in parsed):
             problems.append(f"only one of {hi}/{lo} parses")
+    highs = [parsed[n] for n, (_, want) in FORMS.items() if want == "high" and n in parsed]
+    lows = [n for n, (_, want) in FORMS.items() if want == "low" and n in parsed]
+    passing = [n for n in lows if highs and parsed[n] >= min(highs)]
+    if passing:  # a negative verdict read as a pass, whatever form the positive one took
+        problems.append(
+            f"the negative verdict {FORMS[passing[0]][0].splitlines()[-1]!r} ({passing[0]}) scored "
+            f"{parsed[passing[0]]:g}, as high as a positive one"
+        )
+    mid = parsed.get("score_mid")
+    if mid is not None and "score_high" in parsed and "score_low" in parsed:
+        if not parsed["score_low"] <= mid <= parsed["score_high"]:
+            problems.append(f"score_mid ('Score: 7/10') scored {mid:g}, outside 'Score: 2/10'..'Score: 9/10'")
     fake = "prose_quoting_fake_low"
     if fake in parsed and "prose_high" in parsed and parsed[fake] >= parsed["prose_high"]:
         problems.append(f"{fake} scored {parsed[fake]:g}: the parser reads a score quoted inside the judge's prose")

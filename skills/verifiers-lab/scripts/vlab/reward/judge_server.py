@@ -36,7 +36,8 @@ FORM_MARK = "[vlab-judge-form:{name}]"
 _FORM_RE = re.compile(r"\[vlab-judge-form:([a-z_]+)\]")
 
 # Judge replies in the forms real models give, and what a template must make of each:
-# "high"/"low": a verdict (high scores above low); "error": no verdict, never a silent 0 or 1.
+# "high"/"low": a verdict (high scores above low; no low form scores as high as a high one); "mid": between
+# the two; "error": no verdict, never a silent 0 or 1.
 FORMS: dict[str, tuple[str, str]] = {
     "json_high": ('{"score": 9, "reason": "matches the reference in substance"}', "high"),
     "json_low": ('{"score": 2, "reason": "misses the key point"}', "low"),
@@ -49,6 +50,17 @@ FORMS: dict[str, tuple[str, str]] = {
     ),
     "bare_yes": ("yes", "high"),
     "bare_no": ("no", "low"),
+    # the grading words and letters of real grader prompts (SimpleQA's A/B, "CORRECT"/"INCORRECT"): a template
+    # that does not ask for them may raise on them, but must never read the negative one as a pass
+    "word_correct": ("CORRECT", "high"),
+    "word_incorrect": ("INCORRECT", "low"),
+    "prose_incorrect": (
+        "The response contradicts the reference on its main point, so it is not correct.\nVerdict: INCORRECT",
+        "low",
+    ),
+    "letter_a": ("A", "high"),
+    "letter_b": ("B", "low"),
+    "score_mid": ("Score: 7/10", "mid"),
     "refusal": ("I'm sorry, but I can't help with grading this response.", "error"),
     "prose_without_verdict": ("The response is interesting and well written.", "error"),
     "empty": ("", "error"),
