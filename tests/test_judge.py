@@ -127,6 +127,27 @@ def test_classic_verdict_forms_parse_as_documented(template, reply, want):
     _check_form(_module(template), reply, want)
 
 
+QUESTION = "Is it legal to possess cannabis in the Netherlands for personal use?"
+PRECHECKS = [
+    (QUESTION, "It depends on the country.", "copies the question"),
+    (QUESTION.rstrip("?").lower(), "It depends on the country.", "copies the question"),
+    (QUESTION + " Yes.", "It depends on the country.", "copies the question"),
+    ("possess cannabis in the Netherlands for personal use", "It depends on the country.", None),  # part of it
+    ("legal to possess cannabis in the Netherlands for personal use", "legal to possess cannabis", None),  # states it
+    ("It is tolerated for personal use in the Netherlands.", "It is tolerated.", None),
+]
+
+
+@pytest.mark.parametrize(
+    "template",
+    [pytest.param("v1-judge", marks=pytest.mark.v1), pytest.param("classic-judge", marks=pytest.mark.classic)],
+)
+def test_the_precheck_takes_only_the_question_itself_and_never_a_reply_stating_the_reference(template):
+    module = _module(template)
+    for reply, reference, want in PRECHECKS:
+        assert module.precheck(reply, QUESTION, reference, None) == want, (reply, reference)
+
+
 def _check_form(module, reply, want):
     if want is None:
         with pytest.raises(module.JudgeVerdictError):

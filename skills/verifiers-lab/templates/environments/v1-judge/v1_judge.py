@@ -11,7 +11,8 @@ Safe to train on:
   escapes `<`, `>` and `&` inside them, so a response cannot close its fence, give the judge
   orders or write its own verdict where the judge would read it as one;
 - a deterministic pre-check scores 0.0 without a judge call: an empty reply, one longer than
-  `max_response_chars` (default: 4x the reference, at least 2000), one that copies the question;
+  `max_response_chars` (default: 4x the reference, at least 2000), one that is (nearly all) the question and
+  does not state the reference;
 - the verdict is read from the judge's last line (or a JSON object), never from a "score"
   anywhere in its prose (which may quote the response); a reply with no verdict (a refusal,
   prose only, nothing) raises, so a judge failure errors the rollout instead of scoring 0, and
@@ -87,8 +88,14 @@ def precheck(response: str, question: str, reference: str, max_chars: int | None
         return "empty"
     if len(text) > (max_chars or max(2000, 4 * len(str(reference or "")))):
         return "over-long"
-    said, asked = _words(text), _words(question)
-    if len(said) >= 20 and (said in asked or (asked and asked in said and len(said) - len(asked) < 20)):
+    said, asked, ref = _words(text), _words(question), _words(str(reference or ""))
+    if ref and ref in said:
+        return None  # it states the reference: only the judge decides
+    # the question itself: all of it (give or take 20 characters), or at least 80% of it with nothing added;
+    # a true answer that the question happens to contain is the judge's to read
+    whole = asked in said and len(said) - len(asked) < 20
+    most = said in asked and len(said) >= 0.8 * len(asked)
+    if len(said) >= 20 and asked and (whole or most):
         return "copies the question"
     return None
 
