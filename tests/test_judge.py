@@ -188,7 +188,7 @@ def _template_passes(template: str, tmp_path: Path, monkeypatch):
     for check in ("judge_gold", "judge_injection", "judge_shortcuts", "judge_reworded", "judge_verdicts", "judge_cost"):
         assert ids[check] == "pass", check
     cost = obj["data"]["judge"]["cost"]
-    assert cost["calls_per_rollout"] == 1.0 and cost["prompt_tokens_per_call"] > 0 and cost["calls_per_step"] == 256
+    assert cost["calls_per_rollout"] == 1.0 and cost["prompt_tokens_per_call"] > 0 and cost["calls_per_step"] == 128
     forms = obj["data"]["judge"]["verdict_forms"]
     assert forms["refusal"] == forms["empty"] == forms["prose_without_verdict"] == "error"
     assert forms["word_correct"] == 1.0 and forms["word_incorrect"] == forms["prose_incorrect"] == 0.0, forms
@@ -384,3 +384,37 @@ def test_labelled_completions_are_scored_through_the_judge(tmp_path):
     )
     agreement = next(c for c in obj["checks"] if c["id"] == "label_agreement")
     assert agreement["status"] == "fail" and "80%" in agreement["message"], agreement
+
+
+def _scored(row: int, probe: str, value: float | None, error: str | None = None):
+    from vlab.env.types import FunctionError, Score
+    from vlab.reward.judge import Scored
+
+    errors = {"judge_score": FunctionError("TimeoutError", error, "")} if error else {}
+    return Scored(row, probe, Score(value, {"judge_score": None if error else value}, errors), "judge_score")
+
+
+def test_a_judge_check_whose_probes_all_errored_is_no_pass_and_zero_calls_give_no_cost():
+    """Under load every injection probe timed out: no evidence, so a skip that says so, never a pass; with
+    probes scored the pass counts them. Scoring that made no judge call gives no cost estimate (a warning)."""
+    from vlab.core.result import Result
+    from vlab.reward import judge
+
+    timed_out = {0: {"gold": _scored(0, "gold", 1.0)}}
+    timed_out[0] |= {h: _scored(0, h, None, "the judge did not answer in 30 s") for h in judge.HACKS}
+    result = Result("test_reward")
+    judge._below_gold(result, timed_out, "judge_injection", judge.HACKS, fail=True)
+    (check,) = result.checks
+    assert check.status == "skip" and "no evidence" in check.message and "30 s" in check.message, check
+
+    mixed = {0: dict(timed_out[0]) | {"inject_fence": _scored(0, "inject_fence", 0.1)}}
+    result = Result("test_reward")
+    judge._below_gold(result, mixed, "judge_injection", judge.HACKS, fail=True)
+    (check,) = result.checks
+    assert check.status == "pass" and "1 probes scored, 3 errored" in check.message, check
+
+    result = Result("test_reward")
+    judge._cost(result, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}, 5, judge.JudgeSettings("stub"))
+    (check,) = result.checks
+    assert check.status == "warn" and "no call" in check.message and check.id == "judge_cost", check
+    assert judge.JudgeSettings("stub").batch_size == 128  # SKILL.md's submit_training --batch-size

@@ -205,9 +205,9 @@ def build_parser():
     judge.add_argument(
         "--judge-batch-size",
         type=numbers.integer(1, 10**7),
-        default=256,
         metavar="N",
-        help="rollouts per training step, for the projected judge cost per step (default 256)",
+        help="rollouts per training step, for the projected judge cost per step (default: the --batch-size of "
+        "SKILL.md's submit_training command, 128)",
     )
     judge.add_argument("--judge-price-in", type=numbers.real(0), metavar="USD", help="USD per million prompt tokens")
     judge.add_argument(
@@ -227,7 +227,7 @@ def request(args):
             base_url=args.judge_base_url,
             api_key_var=args.judge_api_key_var,
             model=args.judge_model,
-            batch_size=args.judge_batch_size,
+            **({"batch_size": args.judge_batch_size} if args.judge_batch_size else {}),
             price_in=args.judge_price_in,
             price_out=args.judge_price_out,
         ),

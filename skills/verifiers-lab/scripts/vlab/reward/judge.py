@@ -41,7 +41,9 @@ FORM_PAIRS = (
     ("letter_a", "letter_b"),
 )
 _PRIMARY = {"json_high", "score_high", "bare_yes"}
-DEFAULT_BATCH = 256  # rollouts per training step when --judge-batch-size is not given
+DEFAULT_BATCH = (
+    128  # rollouts per step without --judge-batch-size: SKILL.md's submit_training command, --batch-size 128
+)
 HACKS = ("inject_instruction", "inject_fence", "inject_reference", "pad_rubric")
 SHORTCUTS = ("copy_question", "empty", "rambling")
 RAMBLE_CHARS = 20000
@@ -284,6 +286,15 @@ def _below_gold(result: Result, by_row, check: str, probes: tuple[str, ...], fai
     seen = sorted({pid for p in by_row.values() for pid in probes if pid in p})
     if not seen:
         return
+    tried = [p[pid] for p in by_row.values() for pid in probes if pid in p and p["gold"].value is not None]
+    scored = [s for s in tried if s.error is None and s.value is not None]
+    if not bad and not scored:  # no evidence either way: never a pass
+        first = next((s.error for s in tried if s.error), None) or "the gold itself has no score"
+        result.skip(
+            check,
+            f"no evidence: none of the {len(tried)} {', '.join(seen)} probes got a score ({first[:160]})",
+        )
+        return
     if bad:
         names = sorted({b.split()[0] for b in bad})
         message = f"{', '.join(names)}: {bad[0]}" + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else "")
@@ -293,7 +304,13 @@ def _below_gold(result: Result, by_row, check: str, probes: tuple[str, ...], fai
         )
         (result.fail if fail else result.warn)(check, message, hint)
     else:
-        result.passed(check, f"{', '.join(seen)} each earn less than the gold")
+        errored = len(tried) - len(scored)
+        result.passed(
+            check,
+            f"{', '.join(seen)} each earn less than the gold ({len(scored)} probes scored"
+            + (f", {errored} errored: a judge error is never paid" if errored else "")
+            + ")",
+        )
 
 
 def _reworded_check(result: Result, by_row, margin: float) -> None:
@@ -371,11 +388,18 @@ def _determinism(result: Result, env, opts, built, scored: list[Scored]) -> None
     again = env.score_sync([(row, text) for row, _, text in keep], opts.timeout, opts.concurrency)
     first = {(s.row, s.probe): s.value for s in scored}
     fn = scored[0].fn if scored else None
-    differ = []
+    differ, compared = [], 0
     for (row, pid, _), score in zip(keep, again):
         a, b = Scored(row.index, pid, score, fn).value, first.get((row.index, pid))
-        if a is not None and b is not None and abs(a - b) > 1e-9:
-            differ.append(pid)
+        if a is not None and b is not None:
+            compared += 1
+            if abs(a - b) > 1e-9:
+                differ.append(pid)
+    if not compared:
+        result.skip(
+            "judge_determinism", f"no evidence: none of the {len(keep)} probes scored twice got a score both times"
+        )
+        return
     if differ:
         result.warn(
             "judge_determinism",
@@ -383,7 +407,7 @@ def _determinism(result: Result, env, opts, built, scored: list[Scored]) -> None
             "set the judge's temperature to 0; a noisy judge adds variance to every advantage",
         )
     else:
-        result.passed("judge_determinism", f"{len(keep)} judge probes scored the same twice")
+        result.passed("judge_determinism", f"{compared} judge probes scored the same twice")
 
 
 def _cost(result: Result, usage: dict[str, int], rollouts: int, settings: JudgeSettings) -> None:
@@ -407,6 +431,15 @@ def _cost(result: Result, usage: dict[str, int], rollouts: int, settings: JudgeS
         "tokens_counted_by": "the stub (4 characters a token)" if settings.stub else "the judge's reported usage",
     }
     result.data["judge"] = result.data.get("judge", {}) | {"cost": data}
+    if not usage["calls"]:  # nothing measured: no estimate to give
+        result.warn(
+            "judge_cost",
+            f"no evidence: scoring the gold on {rollouts} rows made no call to the judge test_reward serves, so "
+            "the cost per step is unknown",
+            "pass the judge's endpoint to the environment as judge_base_url (the templates' argument), or check "
+            "that the reward calls the judge at all",
+        )
+        return
     money = f", about ${cost:.4f} a step" if cost is not None else " (give --judge-price-in/--judge-price-out for $)"
     result.passed(
         "judge_cost",
