@@ -193,6 +193,8 @@ def _template_passes(template: str, tmp_path: Path, monkeypatch):
     assert forms["refusal"] == forms["empty"] == forms["prose_without_verdict"] == "error"
     assert forms["word_correct"] == 1.0 and forms["word_incorrect"] == forms["prose_incorrect"] == 0.0, forms
     assert forms["letter_a"] == forms["letter_b"] == "error", forms  # the templates ask for no letter
+    assert forms["judge_server_error"] == forms["judge_dropped"] == "error", forms
+    assert ids["judge_time_limit"] == "pass" and obj["data"]["judge"]["time_limit"]["waited_seconds"] < 30
     assert PLANTED not in proc.stdout + proc.stderr
 
 
@@ -281,6 +283,44 @@ def test_a_verdict_parser_that_reads_incorrect_as_correct_fails_judge_verdicts(t
     assert "judge_verdicts" in failed and "INCORRECT" in failed["judge_verdicts"], failed
     forms = obj["data"]["judge"]["verdict_forms"]
     assert forms["word_incorrect"] == 1.0 and forms["prose_incorrect"] == 1.0, forms
+
+
+# the judge call without a time limit (the template's own judge_timeout_seconds ignored)
+NO_TIME_LIMIT = ("result = await asyncio.wait_for(", "result = await _no_limit(")
+NO_TIME_LIMIT_FN = (
+    "class FencedReferenceJudge(",
+    "async def _no_limit(call, _seconds):\n    return await call\n\n\nclass FencedReferenceJudge(",
+)
+# every failed judge call scored as a pass
+ERRORS_PAY = (
+    '            trace.record_metric("judge_error", 1.0)  # the rollout errors; the metric says the judge failed\n            raise',
+    "            return 1.0",
+)
+
+
+@pytest.mark.slow
+@pytest.mark.v1
+def test_a_judge_call_without_a_time_limit_or_errors_scored_as_one_fail_naming_the_check(tmp_path):
+    """A judge that never answers must error the rollout within the reward's own limit; a 500, a dropped
+    connection and a hang must each be an error, never a score (the stub makes each on request)."""
+    folder = _broken_copy("v1-judge", tmp_path, *NO_TIME_LIMIT)
+    module = folder / "v1_judge.py"
+    module.write_text(module.read_text().replace(*NO_TIME_LIMIT_FN))
+    proc, obj = _test_reward(folder, _data(tmp_path), "--judge", "stub", "--timeout", "5")
+    failed = {c["id"]: c["message"] for c in obj["checks"] if c["status"] == "fail"}
+    assert proc.returncode == 1 and "judge_time_limit" in failed, failed
+    assert "no time limit" in failed["judge_time_limit"] and "15 s" in failed["judge_time_limit"], failed
+    assert "judge_verdicts" not in failed, failed  # its failed calls still raise
+
+    (tmp_path / "paying").mkdir()
+    paying = _broken_copy("v1-judge", tmp_path / "paying", *ERRORS_PAY)
+    proc, obj = _test_reward(paying, _data(tmp_path), "--judge", "stub")
+    failed = {c["id"]: c["message"] for c in obj["checks"] if c["status"] == "fail"}
+    assert proc.returncode == 1, failed
+    assert "judge_server_error" in failed["judge_verdicts"] or "judge_dropped" in failed["judge_verdicts"], failed
+    assert "judge_time_limit" in failed and "instead of erroring" in failed["judge_time_limit"], failed
+    forms = obj["data"]["judge"]["verdict_forms"]
+    assert forms["judge_server_error"] == forms["judge_dropped"] == 1.0, forms
 
 
 @pytest.mark.slow

@@ -193,19 +193,26 @@ def instrument(func: Callable, calls: Calls, ctx_param: str, group: bool) -> Cal
             calls.record(ctxs, name, 0.0, err)
             raise err
         start = time.perf_counter()
+        bound = None  # our asyncio time limit: a TimeoutError the reward raises itself (its own judge or tool
+        # time limit) is the reward's error, not a hang, so only an expired bound of ours counts as one
         try:
             # asyncio.timeout, not wait_for: it needs no extra task per call
             if is_coroutine:
-                async with asyncio.timeout(calls.timeout):
+                bound = asyncio.timeout(calls.timeout)
+                async with bound:
                     value = await func(*args, **kwargs)
             else:
                 with alarm(calls.timeout):
                     value = func(*args, **kwargs)
                 if inspect.isawaitable(value):
-                    async with asyncio.timeout(calls.timeout):
+                    bound = asyncio.timeout(calls.timeout)
+                    async with bound:
                         value = await value
             check_value(value, group)
         except (TimeoutError, RewardTimeout) as err:
+            if not isinstance(err, RewardTimeout) and not (bound is not None and bound.expired()):
+                calls.record(ctxs, name, time.perf_counter() - start, err)
+                raise
             timeout = (
                 err if isinstance(err, RewardTimeout) else RewardTimeout(f"did not return within {calls.timeout:g} s")
             )

@@ -125,7 +125,9 @@ def run_test_reward(opts: TestRewardRequest, result: Result) -> Environment:
 
         server = judge.start_server(opts.judge)
         try:
-            return _load_and_run(opts, result, {**opts.env_args, **judge.env_args(opts.judge, server)}, server)
+            return _load_and_run(
+                opts, result, {**opts.env_args, **judge.env_args(opts.judge, server, opts.env)}, server
+            )
         finally:
             server.stop()
     return _load_and_run(opts, result, opts.env_args, None)

@@ -13,13 +13,18 @@ claim to be the reference, a wrong answer padded with the reference's and the ju
 words); shortcuts that must earn less than the gold (the question copied, empty, a long rambling
 reply; the reference's first sentence: a warning); the gold reworded, which must still earn. With
 the stub, the verdict forms of ``judge_server.FORMS``: each verdict parsed (high above low, a
-score quoted inside the prose never read), each reply without a verdict an error, never a number.
+score quoted inside the prose never read, no negative verdict - INCORRECT, B, no - as high as a positive
+one), each reply without a verdict an error, never a number; failed calls (HTTP 500, a dropped connection)
+errors too; last, a judge that never answers (``judge_time_limit``): the reward's own time limit must end it
+as an error (with the stub, an environment naming ``judge_timeout_seconds`` gets ``STUB_LIMIT``). A check
+whose probes all errored is a skip saying "no evidence", never a pass.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +35,8 @@ from vlab.reward import probes as rp
 from vlab.reward.judge_server import FORM_MARK, FORMS, STUB_MODEL, JudgeServer
 
 STUB_KEY_VAR = "VLAB_STUB_JUDGE_KEY"
+LIMIT_ARG = "judge_timeout_seconds"  # the judge templates' time limit per judge call
+STUB_LIMIT = 5.0  # the limit given to an environment that names LIMIT_ARG, against the stub (which answers at once)
 # (positive, negative) verdict forms of one kind: where both parse the positive scores higher; the primary
 # kinds (what the templates' prompts ask for) must parse both ways or neither, the others may raise
 FORM_PAIRS = (
@@ -100,15 +107,28 @@ def start_server(settings: JudgeSettings) -> JudgeServer:
     return JudgeServer(upstream=settings.base_url, api_key=key).start()
 
 
-def env_args(settings: JudgeSettings, server: JudgeServer) -> dict[str, Any]:
-    """The judge arguments the environment gets: the loopback URL, the key's variable NAME, the model."""
+def env_args(settings: JudgeSettings, server: JudgeServer, env_spec: str | None = None) -> dict[str, Any]:
+    """The judge arguments the environment gets: the loopback URL, the key's variable NAME, the model; with the
+    stub, a short judge time limit (LIMIT_ARG = STUB_LIMIT s) where the environment's module names that
+    setting, so the judge_hang probe ends quickly; elsewhere the environment's own limit is what is probed."""
     out: dict[str, Any] = {
         "judge_base_url": server.url,
         "judge_api_key_var": STUB_KEY_VAR if settings.stub else (settings.api_key_var or "OPENAI_API_KEY"),
     }
     if settings.model or settings.stub:
         out["judge_model"] = settings.model or STUB_MODEL
+    if settings.stub and env_spec and LIMIT_ARG in _module_text(env_spec):
+        out[LIMIT_ARG] = STUB_LIMIT
     return out
+
+
+def _module_text(env_spec: str) -> str:
+    from vlab.env.locate import locate, source_text
+
+    try:
+        return source_text(locate(env_spec))
+    except (UsageError, OSError, ValueError):
+        return ""
 
 
 # -- probes ------------------------------------------------------------------------------------------
@@ -158,8 +178,13 @@ def build(row, gold: str, other: str | None, stub: bool) -> list[tuple[str, str]
     if len(parts) > 1:
         out.append(("reference_first_sentence", parts[0]))
     if stub:
-        out += [(f"form_{name}", f"{gold}\n{FORM_MARK.format(name=name)}") for name in FORMS]
+        out += [(f"form_{name}", form_reply(gold, name)) for name in FORMS if name != "judge_hang"]
     return out
+
+
+def form_reply(gold: str, name: str) -> str:
+    """The gold carrying the stub's mark for verdict form ``name``."""
+    return f"{gold}\n{FORM_MARK.format(name=name)}"
 
 
 def _ramble(question: str) -> str:
@@ -229,6 +254,8 @@ def run_judge_checks(result: Result, env, opts, server: JudgeServer, settings: J
         _forms_check(result, by_row)
     _determinism(result, env, opts, built, scored)
     _cost(result, usage, len(gold_items), settings)
+    if settings.stub:  # last: a reward without a time limit holds this call until test_reward's bound
+        _time_limit_check(result, env, opts, server, golds[0], fn)
     result.data["judge"] = result.data.get("judge", {}) | {
         "mode": "stub" if settings.stub else "endpoint",
         "api_key_var": env_args(settings, server)["judge_api_key_var"],
@@ -380,6 +407,41 @@ def _forms_check(result: Result, by_row) -> None:
             "judge_verdicts",
             f"verdicts parse ({', '.join(accepted)}; a score quoted in prose is not read); refusals and replies "
             "without a verdict raise",
+        )
+
+
+def _time_limit_check(result: Result, env, opts, server: JudgeServer, row_gold, fn: str | None) -> None:
+    """judge_time_limit: a judge that never answers (the stub holds the call past test_reward's bound, then
+    drops it) must end as an error within the reward's own time limit, never as a score, never a hang."""
+    from vlab.reward.code import slow_bound
+
+    bound = slow_bound(opts.timeout)
+    server.hang_seconds = bound + 5.0
+    row, gold = row_gold
+    start = time.perf_counter()
+    (score,) = env.score_sync([(row, form_reply(str(gold), "judge_hang"))], bound, 1)
+    waited = time.perf_counter() - start
+    got = Scored(row.index, "form_judge_hang", score, fn)
+    result.data["judge"] = result.data.get("judge", {}) | {"time_limit": {"waited_seconds": round(waited, 1)}}
+    if score.timed_out:
+        result.fail(
+            "judge_time_limit",
+            f"a judge that never answers held the reward past test_reward's bound of {bound:g} s: the judge call "
+            "has no time limit, so one stuck judge request stalls its rollouts",
+            f"give every judge call a time limit and let a timeout error the rollout (the templates' {LIMIT_ARG}; "
+            "asyncio.wait_for around the call, or the client's timeout)",
+        )
+    elif got.error is None:
+        result.fail(
+            "judge_time_limit",
+            f"a judge call that failed (no reply) was scored {got.value if got.value is not None else '?'} "
+            "instead of erroring the rollout",
+            "let a failed judge call raise (judge_error), never return a number",
+        )
+    else:
+        result.passed(
+            "judge_time_limit",
+            f"a judge that never answers errors the rollout after {waited:.1f} s ({got.error[:120]})",
         )
 
 

@@ -15,7 +15,8 @@ The stub (no ``upstream``) answers the way a weak judge does, literally and dete
   first) and answers in the form the prompt asks for (``Score: N/10``, JSON, or yes/no), after a
   line of prose that quotes the response (its start and end), as real judges often do;
 - a response carrying ``[vlab-judge-form:NAME]`` gets the canned reply ``FORMS[NAME]`` (the
-  verdict-parsing probes).
+  verdict-parsing probes), or for the ``FAILURES`` a failed call: HTTP 500, the connection dropped,
+  or no reply for ``hang_seconds`` (a judge that never answers).
 
 With ``upstream`` (a base URL) it forwards each request there with the key read from an
 environment variable, and counts the usage the real judge reports.
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 import urllib.error
 import urllib.request
@@ -33,7 +35,7 @@ from typing import Any
 
 STUB_MODEL = "vlab-stub-judge"
 FORM_MARK = "[vlab-judge-form:{name}]"
-_FORM_RE = re.compile(r"\[vlab-judge-form:([a-z_]+)\]")
+_FORM_RE = re.compile(r"\[vlab-judge-form:([a-z0-9_]+)\]")
 
 # Judge replies in the forms real models give, and what a template must make of each:
 # "high"/"low": a verdict (high scores above low; no low form scores as high as a high one); "mid": between
@@ -61,10 +63,19 @@ FORMS: dict[str, tuple[str, str]] = {
     "letter_a": ("A", "high"),
     "letter_b": ("B", "low"),
     "score_mid": ("Score: 7/10", "mid"),
+    # failed calls, made by the server itself (``FAILURES``): each must error the rollout, never score
+    "judge_server_error": ("", "error"),
+    "judge_dropped": ("", "error"),
+    "judge_hang": ("", "error"),
     "refusal": ("I'm sorry, but I can't help with grading this response.", "error"),
     "prose_without_verdict": ("The response is interesting and well written.", "error"),
     "empty": ("", "error"),
 }
+
+# The forms the server answers by failing: HTTP 500; the connection closed with no reply (as a judge that
+# is down or refuses); no reply for ``JudgeServer.hang_seconds``, then the connection closed (a judge that
+# never answers: the reward's own time limit must end the call first).
+FAILURES = ("judge_server_error", "judge_dropped", "judge_hang")
 
 _STOP = frozenset(
     "the and for are but not you all any can had her was one our out has have this that with from they "
@@ -179,6 +190,8 @@ class JudgeServer:
     def __init__(self, upstream: str | None = None, api_key: str | None = None, timeout: float = 60.0) -> None:
         self.upstream, self._key, self._timeout = (upstream or "").rstrip("/") or None, api_key, timeout
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self.hang_seconds = 60.0  # how long the judge_hang form holds a call before dropping it
         self.calls = self.prompt_tokens = self.completion_tokens = self.failures = 0
         owner = self
 
@@ -199,6 +212,18 @@ class JudgeServer:
                     return self._send(400, {"error": {"message": "the body is not JSON"}})
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     return self._send(404, {"error": {"message": f"no route {self.path}"}})
+                failure = owner._failure(body)
+                if failure == "judge_server_error":
+                    return self._send(500, {"error": {"message": "internal server error", "type": "server_error"}})
+                if failure:  # dropped at once, or after hang_seconds with no reply
+                    if failure == "judge_hang":
+                        owner._stopping.wait(owner.hang_seconds)
+                    self.close_connection = True
+                    try:
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                    return None
                 status, payload = owner._complete(body)
                 self._send(status, payload)
 
@@ -231,6 +256,7 @@ class JudgeServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()  # a held judge_hang call ends now
         if self._started:
             self._server.shutdown()
             self._thread.join(timeout=5)
@@ -255,6 +281,18 @@ class JudgeServer:
     def reset(self) -> None:
         with self._lock:
             self.calls = self.prompt_tokens = self.completion_tokens = self.failures = 0
+
+    def _failure(self, body: dict) -> str | None:
+        """The failure form a stub request asks for, if any (a proxied request never fails on purpose)."""
+        if self.upstream:
+            return None
+        prompt = "\n\n".join(_text(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict))
+        form = _FORM_RE.search(prompt)
+        if form and form.group(1) in FAILURES:
+            with self._lock:
+                self.failures += 1
+            return form.group(1)
+        return None
 
     def _complete(self, body: dict) -> tuple[int, dict]:
         if self.upstream:

@@ -17,7 +17,9 @@ Safe to train on:
   anywhere in its prose (which may quote the response); a reply with no verdict (a refusal,
   prose only, nothing) raises. Note: the classic Rubric turns an exception in a reward function
   into 0.0 during training; test_reward reports each one, the v1-judge template errors the rollout, and
-  here the `judge_error` metric (weight 0) of that rollout is 1.0, so training logs judge failures apart from zeros.
+  here the `judge_error` metric (weight 0) of that rollout is 1.0, so training logs judge failures apart from zeros;
+- every judge call has a time limit (`judge_timeout_seconds`, default 60): a judge that never answers, an
+  HTTP error or a dropped connection errors the rollout the same way, never a score.
 
 The judge model, its endpoint and the *name* of the environment variable holding its API key are
 arguments (`judge_model`, `judge_base_url`, `judge_api_key_var`); no key is ever in a file.
@@ -27,6 +29,7 @@ Written for verifiers 0.3.x (`import verifiers as vf`, `load_environment`).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -238,6 +241,7 @@ def load_environment(
     judge_model: str = "gpt-4.1-mini",
     judge_base_url: str = "https://api.openai.com/v1",
     judge_api_key_var: str = "OPENAI_API_KEY",
+    judge_timeout_seconds: float = 60.0,
     max_response_chars: int | None = None,
     criteria: list[str] | None = None,
 ) -> vf.Environment:
@@ -249,7 +253,9 @@ def load_environment(
             read_dataset(dataset_name, dataset_config, eval_split or dataset_split, eval_path), num_eval_examples
         )
     # The key is read from the named variable here; one client serves every judge prompt.
-    client = AsyncOpenAI(base_url=judge_base_url, api_key=os.environ.get(judge_api_key_var) or "EMPTY")
+    client = AsyncOpenAI(
+        base_url=judge_base_url, api_key=os.environ.get(judge_api_key_var) or "EMPTY", timeout=judge_timeout_seconds
+    )
     rubrics: dict[tuple[str, ...], vf.JudgeRubric] = {}
 
     def judge_for(items: list[str] | None) -> vf.JudgeRubric:
@@ -279,7 +285,9 @@ def load_environment(
         fenced_prompt = [{"role": "user", "content": fence(question)}]
         row = (info or {}).get("criteria") if isinstance(info, dict) else None
         try:
-            verdict = await judge_for(row or criteria).judge(fenced_prompt, completion, fence(answer), state)
+            verdict = await asyncio.wait_for(  # retries included: a judge that never answers errors the rollout
+                judge_for(row or criteria).judge(fenced_prompt, completion, fence(answer), state), judge_timeout_seconds
+            )
             return parse_verdict(verdict)
         except Exception:
             state["judge_error"] = 1.0  # read by the judge_error metric, which runs after this function

@@ -16,7 +16,9 @@ Safe to train on:
 - the verdict is read from the judge's last line (or a JSON object), never from a "score"
   anywhere in its prose (which may quote the response); a reply with no verdict (a refusal,
   prose only, nothing) raises, so a judge failure errors the rollout instead of scoring 0, and
-  the `judge_error` metric of that rollout is 1.0 (training logs its mean: judge failures apart from zeros).
+  the `judge_error` metric of that rollout is 1.0 (training logs its mean: judge failures apart from zeros);
+- every judge call has a time limit (`judge_timeout_seconds`, default 60): a judge that never answers, an
+  HTTP error or a dropped connection errors the rollout the same way, never a score.
 
 The judge model, its endpoint and the *name* of the environment variable holding its API key are
 configuration (`judge_model`, `judge_base_url`, `judge_api_key_var`); no key is ever in a file.
@@ -27,6 +29,7 @@ exactly one Taskset subclass through `__all__`; there is no `load_environment`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterator
@@ -251,6 +254,8 @@ class V1JudgeTaskConfig(vf.TaskConfig):
     judge_base_url: str = "https://api.openai.com/v1"
     judge_api_key_var: str = "OPENAI_API_KEY"
     """The NAME of the environment variable that holds the judge's API key (never the key)."""
+    judge_timeout_seconds: float = 60.0
+    """Seconds one judge call may take; past it the rollout errors (judge_error), it is never scored."""
     max_response_chars: int | None = None
     criteria: list[str] | None = None
 
@@ -272,13 +277,16 @@ class V1JudgeTask(vf.Task[V1JudgeData, vf.State, V1JudgeTaskConfig]):
         )
         block, note = criteria_block(self.data.criteria or self.config.criteria)
         try:
-            result = await judge.evaluate(
-                trace=trace,
-                question=self.data.prompt_text,
-                answer=self.data.answer,
-                response=reply,
-                criteria=block,
-                criteria_note=note,
+            result = await asyncio.wait_for(  # a judge that never answers errors the rollout, never stalls it
+                judge.evaluate(
+                    trace=trace,
+                    question=self.data.prompt_text,
+                    answer=self.data.answer,
+                    response=reply,
+                    criteria=block,
+                    criteria_note=note,
+                ),
+                self.config.judge_timeout_seconds,
             )
             return float(result.parsed)
         except Exception:
@@ -316,6 +324,7 @@ class V1JudgeConfig(vf.TasksetConfig):
     judge_base_url: str | None = None
     judge_api_key_var: str | None = None
     """The NAME of the environment variable holding the judge's API key, e.g. OPENAI_API_KEY; never the key."""
+    judge_timeout_seconds: float | None = None
     max_response_chars: int | None = None
     criteria: list[str] | None = None
     """Optional rubric criteria shown to the judge beside the reference (the rubric variant)."""
@@ -323,7 +332,14 @@ class V1JudgeConfig(vf.TasksetConfig):
 
 class V1JudgeTaskset(vf.Taskset[V1JudgeTask, V1JudgeConfig]):
     def load(self) -> Iterator[V1JudgeTask]:
-        fields = ("judge_model", "judge_base_url", "judge_api_key_var", "max_response_chars", "criteria")
+        fields = (
+            "judge_model",
+            "judge_base_url",
+            "judge_api_key_var",
+            "judge_timeout_seconds",
+            "max_response_chars",
+            "criteria",
+        )
         chosen = {f: getattr(self.config, f) for f in fields if getattr(self.config, f) is not None}
         task_config = self.config.task.model_copy(update=chosen)
         for i, row in enumerate(read_rows(self.config)):
