@@ -54,6 +54,8 @@ ROLE_FLAGS = {
     "entry_point": "entry_point_column",
     "criteria": "criteria_column",
     "setup": "setup_column",
+    "answers_correct": "correct_answers_column",
+    "answers_incorrect": "incorrect_answers_column",
 }
 
 
@@ -104,6 +106,16 @@ def build_parser():
         "--criteria-column",
         metavar="COLUMN",
         help="column with each row's rubric criteria for the judge (judge templates: the rubric-criteria variant)",
+    )
+    parser.add_argument(
+        "--correct-answers-column",
+        metavar="COLUMN",
+        help="column listing other answers the judge must count as right (judge templates; a list, or ';'/'|' text)",
+    )
+    parser.add_argument(
+        "--incorrect-answers-column",
+        metavar="COLUMN",
+        help="column listing answers the judge must count as wrong (judge templates; a list, or ';'/'|' text)",
     )
     parser.add_argument(
         "--path", default="environments", help="folder to create the package in (default: environments)"

@@ -75,6 +75,10 @@ ROLES: tuple[Role, ...] = (
     Role("criteria", "--criteria-column"),  # per-row rubric criteria for a judge (inspect.roles.CRITERIA_NAMES)
     # code the tests need run first (MBPP's test_setup_code: imports, helpers; inspect.roles.SETUP_NAMES)
     Role("setup", "--setup-column"),
+    # reference lists for a judge: answers it must count as right, and answers it must count as wrong (lists, or
+    # strings separated by ';' or '|'; inspect.roles.CORRECT_LIST_NAMES / INCORRECT_LIST_NAMES)
+    Role("answers_correct", "--correct-answers-column"),
+    Role("answers_incorrect", "--incorrect-answers-column"),
 )
 
 
@@ -318,7 +322,13 @@ TEMPLATES: tuple[Template, ...] = (
 
 # Judge-scored templates (free-text answers): the judge call lives in the correctness function,
 # the pre-check is a zero-weight metric; test_reward probes them with --judge stub / --judge-base-url.
-_JUDGE_COLUMNS = (_QUESTION, _ANSWER, Column("criteria", "CRITERIA_COLUMN", "criteria", optional=True))
+_JUDGE_COLUMNS = (
+    _QUESTION,
+    _ANSWER,
+    Column("criteria", "CRITERIA_COLUMN", "criteria", optional=True),
+    Column("answers_correct", "CORRECT_ANSWERS_COLUMN", "correct_answers", optional=True, if_present=True),
+    Column("answers_incorrect", "INCORRECT_ANSWERS_COLUMN", "incorrect_answers", optional=True, if_present=True),
+)
 # The zero-weight metric the judge templates set to 1.0 on a rollout whose judge gave no verdict (a refusal,
 # prose only, a failed call): local_train logs its mean as judge_error_frac, diagnose_run and
 # check_reward_distribution count those rollouts apart from zero rewards.

@@ -218,7 +218,7 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any]) -> None:
             )
     if roles.get("choices"):
         result.passed("choices-column", f"choices: {roles['choices']['column']!r} - {roles['choices']['reason']}")
-    for role in ("tests", "entry_point", "criteria"):
+    for role in ("tests", "entry_point", "criteria", "answers_correct", "answers_incorrect"):
         if roles.get(role):
             result.passed(
                 f"{role.replace('_', '-')}-column", f"{role}: {roles[role]['column']!r} - {roles[role]['reason']}"

@@ -41,6 +41,7 @@ PROMPT_NAMES = [
 ]
 ANSWER_NAMES = [
     "answer",
+    "bestanswer",
     "finalanswer",
     "groundtruth",
     "goldanswer",
@@ -98,6 +99,21 @@ CRITERIA_NAMES = [
     "evaluationcriteria",
     "scoringrubric",
 ]
+# Reference lists for a judge (catalog roles "answers_correct" / "answers_incorrect"): a list per row, or text
+# with the items separated by ';' or '|' (TruthfulQA's "Correct Answers" / "Incorrect Answers").
+CORRECT_LIST_NAMES = [
+    "correctanswers",
+    "acceptableanswers",
+    "acceptedanswers",
+    "validanswers",
+    "goldanswers",
+    "referenceanswers",
+    "references",
+    "answeraliases",
+    "aliases",
+    "answers",
+]
+INCORRECT_LIST_NAMES = ["incorrectanswers", "wronganswers", "falseanswers", "badanswers", "negativeanswers"]
 # Text that comes before the question in the prompt (SVAMP's Body, a reading passage).
 CONTEXT_NAMES = ["body", "passage", "context", "article", "document", "story", "paragraph", "background", "support"]
 QUESTION_LIKE = ["question", "query", "problem", "stem", "instruction", "goal", "ask"]
@@ -113,6 +129,8 @@ ROLE_NAMES = {
     "entry_point": ENTRY_POINT_NAMES,
     "criteria": CRITERIA_NAMES,
     "setup": SETUP_NAMES,
+    "answers_correct": CORRECT_LIST_NAMES,
+    "answers_incorrect": INCORRECT_LIST_NAMES,
 }
 
 
@@ -148,6 +166,24 @@ def looks_like_tests(col: Column) -> bool:
         if isinstance(v, str) and ("assert" in v or "def check(" in v or ('"inputs"' in v and '"outputs"' in v)):
             return True
     return False
+
+
+def answer_list_column(col: Column) -> str:
+    """How a column holds a list of answers ('a list of strings', "text separated by ';'"), or '' when it does
+    not: lists of strings (or scalars), or text whose values mostly split on one separator."""
+    if col.type.startswith("list"):
+        return "a list per row"
+    if col.type not in ("string", "mixed"):
+        return ""
+    texts = [v for v in col.values[:50] if isinstance(v, str) and v.strip()]
+    if not texts:
+        return ""
+    if sum(1 for v in texts if v.strip().startswith("[")) * 2 > len(texts):
+        return "a JSON list per row"
+    for sep in (";", "|"):
+        if sum(1 for v in texts if sep in v) * 2 > len(texts):
+            return f"text separated by {sep!r}"
+    return "one answer per row"
 
 
 def choice_columns(columns: list[Column], taken: set[str]) -> list[Column]:
@@ -201,6 +237,8 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
         "entry_point": None,
         "criteria": None,
         "setup": None,
+        "answers_correct": None,
+        "answers_incorrect": None,
     }
     taken: set[str] = set()
     usable = [c for c in columns if c.type != "null" and c.values]
@@ -229,6 +267,19 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
     if hit and (hit[0].type.startswith("list") or hit[0].type in ("string", "mixed", "dict")):
         roles["criteria"] = _role(hit[0].name, 0.9, f"column name {hit[0].name!r}: per-row rubric criteria for a judge")
         taken.add(hit[0].name)
+    # Answer lists for a judge: taken before the prompt, the answer and the choices (a list of answers is no
+    # list of options to pick from).
+    for role, names in (("answers_correct", CORRECT_LIST_NAMES), ("answers_incorrect", INCORRECT_LIST_NAMES)):
+        hit = _by_name(usable, names, taken)
+        if hit and answer_list_column(hit[0]):
+            roles[role] = _role(
+                hit[0].name,
+                0.9,
+                f"column name {hit[0].name!r}: answers a judge must count as "
+                + ("right" if role == "answers_correct" else "wrong")
+                + f" ({answer_list_column(hit[0])})",
+            )
+            taken.add(hit[0].name)
     # Options spread over columns (A, B, C, D) are never the prompt or the answer.
     spread = [] if _by_name(usable, CHOICES_NAMES, taken) else choice_columns(usable, taken)
     reserved = {c.name for c in spread}
@@ -282,6 +333,10 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
     hit = None if roles["answer"] else _by_name(usable, ANSWER_NAMES, taken)
     if roles["answer"]:
         pass
+    elif not hit and roles["answers_correct"]:  # only a list of right answers: it is the reference
+        listed = roles.pop("answers_correct")
+        roles["answers_correct"] = None
+        roles["answer"] = _role(listed["column"], 0.85, listed["reason"] + "; no single answer column: the reference")
     elif hit:
         col, rank = hit
         conf = 0.95 if rank <= 8 else 0.85
@@ -334,6 +389,8 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
         "entry_point": "names: " + ", ".join(ENTRY_POINT_NAMES),
         "criteria": "names: " + ", ".join(CRITERIA_NAMES) + " (a list or text per row)",
         "setup": "names: " + ", ".join(SETUP_NAMES) + " (text, beside a tests column)",
+        "answers_correct": "names: " + ", ".join(CORRECT_LIST_NAMES) + " (a list, or ';'/'|'-separated text)",
+        "answers_incorrect": "names: " + ", ".join(INCORRECT_LIST_NAMES) + " (a list, or ';'/'|'-separated text)",
     }
     return roles
 

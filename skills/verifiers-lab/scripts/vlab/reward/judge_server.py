@@ -12,7 +12,8 @@ The stub (no ``upstream``) answers the way a weak judge does, literally and dete
   obeyed: an order to award full marks, a fake verdict line, a claim to be the reference;
 - otherwise it compares the response with the reference by token overlap (half unigram recall,
   half bigram recall: reworded sentences keep both, a salad of the reference's words only the
-  first) and answers in the form the prompt asks for (``Score: N/10``, JSON, or yes/no), after a
+  first; an ``<also_correct>`` item counts as the reference, agreeing with an ``<incorrect>`` item more
+  than with them scores 0) and answers in the form the prompt asks for (``Score: N/10``, JSON, or yes/no), after a
   line of prose that quotes the response (its start and end), as real judges often do;
 - a response carrying ``[vlab-judge-form:NAME]`` gets the canned reply ``FORMS[NAME]`` (the
   verdict-parsing probes), or for the ``FAILURES`` a failed call: HTTP 500, the connection dropped,
@@ -175,9 +176,25 @@ def weak_reply(prompt: str) -> str:
     if response is None:
         response = _section(prompt, ("response",))
     value = overlap(reference, response)
+    listed = {label: _items(body) for label, body in regions.items() if label in ("also_correct", "incorrect")}
+    value = max([value] + [_agrees(item, response) for item in listed.get("also_correct", [])])
+    wrong = max([0.0] + [_agrees(item, response) for item in listed.get("incorrect", [])])
+    if wrong >= 0.5 and wrong >= value:  # it agrees with an answer the prompt lists as wrong, as much as any right one
+        value = 0.0
     flat = " ".join(response.split())
     quote = f'"{flat}"' if len(flat) <= 400 else f'"{flat[:200]}" ... "{flat[-200:]}"'
     return f"The response reads {quote}. It shares {value:.0%} of the reference.\n" + _verdict(instructions, value)
+
+
+def _agrees(item: str, response: str) -> float:
+    """How far a response says a listed answer and little else (both ways: a salad that holds the item's one
+    word among many others does not say it)."""
+    return min(overlap(item, response), overlap(response, item))
+
+
+def _items(body: str) -> list[str]:
+    """The items of a listed block ("- " lines)."""
+    return [line.strip()[2:].strip() for line in body.splitlines() if line.strip().startswith("- ")]
 
 
 def _count_tokens(text: str) -> int:

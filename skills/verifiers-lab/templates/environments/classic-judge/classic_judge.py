@@ -47,6 +47,10 @@ ANSWER_COLUMN = "answer"
 # Optional per-row rubric criteria (the rubric-criteria variant): a list of strings, a JSON list, or one item
 # per line. A dataset without this column is judged against the reference alone.
 CRITERIA_COLUMN = "criteria"
+# Optional answer lists (read only where a row has the column): other answers the judge must count as right,
+# and answers it must count as wrong. A list, a JSON list, or text with the items separated by ';' or '|'.
+CORRECT_ANSWERS_COLUMN = "correct_answers"
+INCORRECT_ANSWERS_COLUMN = "incorrect_answers"
 
 SYSTEM_PROMPT = "Answer the question fully and accurately, in plain prose."
 
@@ -143,12 +147,53 @@ def parse_verdict(text: str | None) -> float:
     raise JudgeVerdictError(f"the judge's reply has no verdict line: {last[:120]!r}")
 
 
-def criteria_block(criteria: list[str] | None) -> tuple[str, str]:
-    """The prompt's criteria block and note (empty without criteria)."""
-    if not criteria:
-        return "", ""
-    listed = "\n".join(f"- {fence(c)}" for c in criteria)
-    return f"\n<criteria>\n{listed}\n</criteria>\n", ", and how many of the criteria it meets"
+def criteria_block(
+    criteria: list[str] | None, correct: list[str] | None = None, incorrect: list[str] | None = None
+) -> tuple[str, str]:
+    """The prompt's extra blocks and note: the criteria, the other answers that count as right and the answers
+    that count as wrong (empty without any)."""
+    blocks, notes = [], []
+    for tag, items in (("criteria", criteria), ("also_correct", correct), ("incorrect", incorrect)):
+        if items:
+            listed = "\n".join(f"- {fence(item)}" for item in items)
+            blocks.append(f"<{tag}>\n{listed}\n</{tag}>")
+    if correct:
+        notes.append(" or with any answer in <also_correct>")
+    if incorrect:
+        notes.append("; a response that agrees with any answer in <incorrect> is wrong (0)")
+    if criteria:
+        notes.append(", and how many of the criteria it meets")
+    return ("\n" + "\n".join(blocks) + "\n" if blocks else ""), "".join(notes)
+
+
+def answer_list(value: object) -> list[str]:
+    """A row's list of answers: a list, a JSON list, or text with the items separated by ';' (else '|', else one
+    per line). Empty items are dropped."""
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+    if isinstance(value, str):
+        sep = next((s for s in (";", "|", "\n") if s in value), None)
+        value = value.split(sep) if sep else [value]
+    elif not isinstance(value, (list, tuple)):
+        value = [] if value is None else [value]
+    return [str(item).strip() for item in value if item is not None and str(item).strip()]
+
+
+def row_answers(row: dict) -> tuple[list[str], list[str]]:
+    """(answers that count as right besides the reference, answers that count as wrong) of a row."""
+    correct = answer_list(row.get(CORRECT_ANSWERS_COLUMN)) if CORRECT_ANSWERS_COLUMN else []
+    incorrect = answer_list(row.get(INCORRECT_ANSWERS_COLUMN)) if INCORRECT_ANSWERS_COLUMN else []
+    return correct, incorrect
+
+
+def reference_text(value: object) -> str:
+    """The reference answer as the judge reads it: a list of answers one per line (any of them is right)."""
+    if isinstance(value, (list, tuple)) or (isinstance(value, str) and value.strip().startswith("[")):
+        return "\n".join(answer_list(value))
+    return str(value if value is not None else "")
 
 
 def row_criteria(row: dict) -> list[str]:
@@ -222,8 +267,10 @@ def to_rows(dataset: Dataset, num_examples: int) -> Dataset:
     return dataset.map(
         lambda row: {
             "question": prompt_text(row),
-            "answer": str(row[ANSWER_COLUMN]),
-            "info": {"criteria": row_criteria(row)},
+            "answer": reference_text(row[ANSWER_COLUMN]),
+            "info": dict(
+                zip(("criteria", "correct_answers", "incorrect_answers"), (row_criteria(row), *row_answers(row)))
+            ),
         },
         remove_columns=dataset.column_names,
     )
@@ -256,14 +303,15 @@ def load_environment(
     client = AsyncOpenAI(
         base_url=judge_base_url, api_key=os.environ.get(judge_api_key_var) or "EMPTY", timeout=judge_timeout_seconds
     )
-    rubrics: dict[tuple[str, ...], vf.JudgeRubric] = {}
+    rubrics: dict[tuple, vf.JudgeRubric] = {}
 
-    def judge_for(items: list[str] | None) -> vf.JudgeRubric:
-        """verifiers' JudgeRubric for one set of criteria (a row's own, else the argument's). It makes the call;
-        the response reaches its prompt escaped (fence parser), the question and the reference by judge_score."""
-        key = tuple(items or ())
+    def judge_for(items: list[str] | None, correct: list[str], incorrect: list[str]) -> vf.JudgeRubric:
+        """verifiers' JudgeRubric for one set of criteria (a row's own, else the argument's) and answer lists. It
+        makes the call; the response reaches its prompt escaped (fence parser), the question and the reference
+        by judge_score."""
+        key = (tuple(items or ()), tuple(correct), tuple(incorrect))
         if key not in rubrics:
-            block, note = criteria_block(list(key))
+            block, note = criteria_block(*map(list, key))
             template = JUDGE_PROMPT.replace("{criteria}", block.replace("{", "{{").replace("}", "}}"))
             rubrics[key] = vf.JudgeRubric(
                 parser=vf.Parser(extract_fn=fence),
@@ -283,10 +331,14 @@ def load_environment(
         if precheck(reply, question, answer, max_response_chars):
             return 0.0
         fenced_prompt = [{"role": "user", "content": fence(question)}]
-        row = (info or {}).get("criteria") if isinstance(info, dict) else None
+        info = info if isinstance(info, dict) else {}
+        row = info.get("criteria")
         try:
             verdict = await asyncio.wait_for(  # retries included: a judge that never answers errors the rollout
-                judge_for(row or criteria).judge(fenced_prompt, completion, fence(answer), state), judge_timeout_seconds
+                judge_for(
+                    row or criteria, info.get("correct_answers") or [], info.get("incorrect_answers") or []
+                ).judge(fenced_prompt, completion, fence(answer), state),
+                judge_timeout_seconds,
             )
             return parse_verdict(verdict)
         except Exception:

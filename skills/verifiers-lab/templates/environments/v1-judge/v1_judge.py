@@ -45,6 +45,10 @@ ANSWER_COLUMN = "answer"
 # Optional per-row rubric criteria (the rubric-criteria variant): a list of strings, a JSON list, or one item
 # per line. A dataset without this column is judged against the reference alone.
 CRITERIA_COLUMN = "criteria"
+# Optional answer lists (read only where a row has the column): other answers the judge must count as right,
+# and answers it must count as wrong. A list, a JSON list, or text with the items separated by ';' or '|'.
+CORRECT_ANSWERS_COLUMN = "correct_answers"
+INCORRECT_ANSWERS_COLUMN = "incorrect_answers"
 
 SYSTEM_PROMPT = "Answer the question fully and accurately, in plain prose."
 
@@ -154,12 +158,53 @@ class FencedReferenceJudge(vf.ReferenceJudge):
         return parse_verdict(response.text)
 
 
-def criteria_block(criteria: list[str] | None) -> tuple[str, str]:
-    """The prompt's criteria block and note (empty without criteria)."""
-    if not criteria:
-        return "", ""
-    listed = "\n".join(f"- {fence(c)}" for c in criteria)
-    return f"\n<criteria>\n{listed}\n</criteria>\n", ", and how many of the criteria it meets"
+def criteria_block(
+    criteria: list[str] | None, correct: list[str] | None = None, incorrect: list[str] | None = None
+) -> tuple[str, str]:
+    """The prompt's extra blocks and note: the criteria, the other answers that count as right and the answers
+    that count as wrong (empty without any)."""
+    blocks, notes = [], []
+    for tag, items in (("criteria", criteria), ("also_correct", correct), ("incorrect", incorrect)):
+        if items:
+            listed = "\n".join(f"- {fence(item)}" for item in items)
+            blocks.append(f"<{tag}>\n{listed}\n</{tag}>")
+    if correct:
+        notes.append(" or with any answer in <also_correct>")
+    if incorrect:
+        notes.append("; a response that agrees with any answer in <incorrect> is wrong (0)")
+    if criteria:
+        notes.append(", and how many of the criteria it meets")
+    return ("\n" + "\n".join(blocks) + "\n" if blocks else ""), "".join(notes)
+
+
+def answer_list(value: object) -> list[str]:
+    """A row's list of answers: a list, a JSON list, or text with the items separated by ';' (else '|', else one
+    per line). Empty items are dropped."""
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+    if isinstance(value, str):
+        sep = next((s for s in (";", "|", "\n") if s in value), None)
+        value = value.split(sep) if sep else [value]
+    elif not isinstance(value, (list, tuple)):
+        value = [] if value is None else [value]
+    return [str(item).strip() for item in value if item is not None and str(item).strip()]
+
+
+def row_answers(row: dict) -> tuple[list[str], list[str]]:
+    """(answers that count as right besides the reference, answers that count as wrong) of a row."""
+    correct = answer_list(row.get(CORRECT_ANSWERS_COLUMN)) if CORRECT_ANSWERS_COLUMN else []
+    incorrect = answer_list(row.get(INCORRECT_ANSWERS_COLUMN)) if INCORRECT_ANSWERS_COLUMN else []
+    return correct, incorrect
+
+
+def reference_text(value: object) -> str:
+    """The reference answer as the judge reads it: a list of answers one per line (any of them is right)."""
+    if isinstance(value, (list, tuple)) or (isinstance(value, str) and value.strip().startswith("[")):
+        return "\n".join(answer_list(value))
+    return str(value if value is not None else "")
 
 
 def row_criteria(row: dict) -> list[str]:
@@ -235,8 +280,9 @@ def read_rows(config: V1JudgeConfig) -> list[dict]:
         {
             "id": row.get("id"),
             "prompt": prompt_text(row),
-            "answer": str(row[ANSWER_COLUMN]),
+            "answer": reference_text(row[ANSWER_COLUMN]),
             "criteria": row_criteria(row),
+            "answers": row_answers(row),
         }
         for row in dataset
     ]
@@ -247,6 +293,10 @@ class V1JudgeData(vf.TaskData):
     """The reference answer."""
     criteria: list[str] = []
     """This row's rubric criteria (CRITERIA_COLUMN); empty: the `criteria` setting, if any."""
+    correct_answers: list[str] = []
+    """Other answers that count as right (CORRECT_ANSWERS_COLUMN)."""
+    incorrect_answers: list[str] = []
+    """Answers that count as wrong (INCORRECT_ANSWERS_COLUMN)."""
 
 
 class V1JudgeTaskConfig(vf.TaskConfig):
@@ -275,7 +325,9 @@ class V1JudgeTask(vf.Task[V1JudgeData, vf.State, V1JudgeTaskConfig]):
                 sampling={"temperature": 0.0},
             )
         )
-        block, note = criteria_block(self.data.criteria or self.config.criteria)
+        block, note = criteria_block(
+            self.data.criteria or self.config.criteria, self.data.correct_answers, self.data.incorrect_answers
+        )
         try:
             result = await asyncio.wait_for(  # a judge that never answers errors the rollout, never stalls it
                 judge.evaluate(
@@ -350,6 +402,8 @@ class V1JudgeTaskset(vf.Taskset[V1JudgeTask, V1JudgeConfig]):
                     system_prompt=SYSTEM_PROMPT,
                     answer=row["answer"],
                     criteria=row["criteria"],
+                    correct_answers=row["answers"][0],
+                    incorrect_answers=row["answers"][1],
                 ),
                 task_config,
             )
