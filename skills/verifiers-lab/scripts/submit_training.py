@@ -29,6 +29,10 @@ Then rehearse the run (skip knowingly with --no-rehearse): each environment's wh
 (cached by the wheel's hash under ~/.cache/verifiers-lab/rehearse), loaded from an empty folder
 with the config's exact arguments, and the gold of --rehearse-rows rows scored by the installed
 package's rewards. The environment's folder is environments/<module>/ under the current folder.
+A judge-scored environment is scored against test_reward's loopback stub judge (no key, no cost);
+the config's judge settings are checked by name and the result gives the judge calls per step
+for the config's batch size (the dollar cost needs the judge's prices). A data file keeps its
+format's extension (a CSV ships as train.csv); one whose content is not what its name says fails.
 
 The default is a dry run: the config is shown (with a diff against the starting TOML), written
 only when every check passed (--output, default configs/<env>.toml; never over an existing file

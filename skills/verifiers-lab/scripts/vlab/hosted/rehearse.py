@@ -16,13 +16,15 @@ For each environment a config names (train and eval sources), this does what the
 4. **Score** the gold answer of the first N rows through the installed package's own rewards.
 
 Each failure is its own check with its fix: an absolute local path, data the wheel does not ship
-(the file and the pyproject line that ships it), no dataset argument where the taskset has no
+(the file and the pyproject line that ships it), a data file whose content is not what its extension
+says (``dataformat``), no dataset argument where the taskset has no
 default, an undeclared import (the module and the dependency to add), a Hub dataset that cannot be
 reached (offline: a warning that the load was not tried, never a pass), gold below the top reward.
 
 ``rehearse(result, plain, target, options)`` appends the checks to ``result`` and returns a ``Rehearsal``;
 ``rehearse_config`` is what submit_training and local_train's prime-rl engine call (``--no-rehearse``:
-a skip check that says so). Steps 3 and 4 live in ``rehearse_load``.
+a skip check that says so). Steps 3 and 4 live in ``rehearse_load``; a judge-scored environment is
+scored against the loopback stub judge, its judge settings and calls per step checked (``rehearse_judge``).
 """
 
 from __future__ import annotations
@@ -282,6 +284,8 @@ def data_checks(src: Source, wheel: Wheel | None, folder: Path | None, target: s
                 )
             elif not Path(value).expanduser().exists():
                 checks.append(_check("fail", f"{named} names a path that does not exist", id="rehearse-data"))
+            elif wrong := _wrong_format(named, value, Path(value).expanduser()):
+                checks.append(wrong)
             else:
                 checks.append(
                     _check(
@@ -296,7 +300,8 @@ def data_checks(src: Source, wheel: Wheel | None, folder: Path | None, target: s
             continue
         member = shipped_as(wheel.names, value, module)
         if member:
-            checks.append(_check("pass", f"{named}: shipped in the wheel as {member}", id="rehearse-data"))
+            wrong = _wrong_format(named, member, wheel.path, member)
+            checks.append(wrong or _check("pass", f"{named}: shipped in the wheel as {member}", id="rehearse-data"))
             continue
         where = f"{folder.name}/data/{PurePosixPath(value).name}" if folder else f"data/{PurePosixPath(value).name}"
         checks.append(
@@ -311,6 +316,15 @@ def data_checks(src: Source, wheel: Wheel | None, folder: Path | None, target: s
             )
         )
     return checks
+
+
+def _wrong_format(named: str, shown: str, source: Path, member: str | None = None) -> Check | None:
+    """The rehearse-data failure of a data file whose content is not what its extension says (``dataformat``)."""
+    from vlab.hosted.dataformat import explain, mismatch, read_head
+
+    head = read_head(source, member)
+    wrong = mismatch(member or source.name, head) if head is not None else None
+    return _check("fail", *explain(named, shown, wrong), id="rehearse-data") if wrong else None
 
 
 def hub_dataset(args: dict) -> str | None:
@@ -329,6 +343,7 @@ def hub_dataset(args: dict) -> str | None:
 
 def rehearse(result, plain: dict, target: str, options: RehearseOptions) -> Rehearsal:
     """Every source of the config: build, install, load, score; the checks go into ``result``."""
+    from vlab.hosted import rehearse_judge
     from vlab.hosted.rehearse_load import load_and_score
 
     t0 = time.perf_counter()
@@ -354,12 +369,18 @@ def rehearse(result, plain: dict, target: str, options: RehearseOptions) -> Rehe
             )
             data = data_checks(src, wheel, folder, target)
             result.checks.extend(data)
+            judge = rehearse_judge.plan_for(src, wheel, folder)  # judge-scored: scored against the stub judge
+            if judge is not None:
+                result.checks.append(rehearse_judge.settings_check(src, judge, target))
             if python is None or any(c.status == "fail" for c in data):
                 record["loaded"] = False
                 continue
-            result.checks.extend(load_and_score(src, python, options, record))
+            result.checks.extend(load_and_score(src, python, options, record, judge))
     outcome.seconds = time.perf_counter() - t0
     result.data["rehearsal"] = outcome.to_dict()
+    if cost := rehearse_judge.cost_check(plain, outcome.tried):
+        result.checks.append(cost[0])
+        result.data["rehearsal"]["judge_cost"] = cost[1]
     return outcome
 
 

@@ -5,6 +5,7 @@ Each load failure becomes the check that names its fix."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import tempfile
@@ -20,6 +21,7 @@ from vlab.hosted.rehearse import (
     _check,
     hub_dataset,
     module_name,
+    names_file,
 )
 
 # Modules whose distribution has another name (the fix names the distribution to declare).
@@ -82,6 +84,16 @@ def _load_failure(src: Source, err: ToolError, names_data: bool, online: bool) -
             'shipped in the wheel) or dataset_name = "OWNER/DATASET" (a Hub dataset), e.g. '
             "--env-arg dataset_path='\"train.jsonl\"'",
             id="rehearse-dataset",
+        )
+    if "DatasetGenerationError" in msg:  # datasets' bare words name neither the file nor the cause
+        files = [f"{k}={v!r}" for k, v in src.args.items() if isinstance(v, str) and names_file(k, v)]
+        return _check(
+            "fail",
+            f"{named}: datasets could not read the data file {', '.join(files) or '(the one the loader opens)'}: "
+            "its content does not parse as its extension says, or a row is malformed (DatasetGenerationError)",
+            "keep the data's own format and extension (a CSV is train.csv, JSON lines train.jsonl) and pass that "
+            "name as dataset_path; check the file with inspect_dataset, then re-run",
+            id="rehearse-data",
         )
     return _check(
         "fail",
@@ -175,8 +187,10 @@ def gold_check(src: Source, scored: dict, n_rows: int, rewards: list[str], full:
     )
 
 
-def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dict) -> list[Check]:
+def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dict, judge=None) -> list[Check]:
+    """``judge``: a judge environment's ``rehearse_judge.JudgePlan``: scored against the stub judge."""
     from vlab.env.remote import _SCRIPTS, RemoteEnvironment
+    from vlab.hosted import rehearse_judge
 
     module = module_name(src.env_id)
     named = f"{src.where} ({src.env_id})"
@@ -201,11 +215,11 @@ def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dic
     if not options.online:
         environ.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
     names_data = any(_DATASET_KEY.search(k) for k in src.args)
-    with tempfile.TemporaryDirectory(prefix="vlab-rehearse-cwd-") as empty:
+    with contextlib.ExitStack() as stack:
+        empty = stack.enter_context(tempfile.TemporaryDirectory(prefix="vlab-rehearse-cwd-"))
+        server, args = stack.enter_context(rehearse_judge.stub_judge(src, judge)) if judge else (None, src.args)
         try:
-            env = RemoteEnvironment(
-                module, src.args, options.load_timeout, python=str(python), cwd=empty, environ=environ
-            )
+            env = RemoteEnvironment(module, args, options.load_timeout, python=str(python), cwd=empty, environ=environ)
         except ToolError as err:
             out["loaded"] = False
             return [_load_failure(src, err, names_data, options.online)]
@@ -218,16 +232,24 @@ def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dic
                 _check(
                     "pass",
                     f"{named}: loaded {n} rows from the installed package ({module}, verifiers "
-                    f"{env.verifiers_version}) in an empty folder with {json.dumps(src.args)}",
+                    f"{env.verifiers_version}) in an empty folder with {json.dumps(src.args)}"
+                    + (", its judge arguments pointed at the loopback stub judge" if judge else ""),
                     id="rehearse-load",
                 )
             ]
             rows = env.rows(options.rows)
+            if server is not None:  # first, alone: the judge calls one scored rollout makes
+                out["judge"] = rehearse_judge.measure(env, rows, server, SCORE_TIMEOUT)
             scored = score_gold(env, rows, SCORE_TIMEOUT)
             out["gold"] = {str(i): b for i, (_, b) in scored.items()}
             weights = [f.weight for f in env.reward_functions if not f.is_group]
             full = sum(w for w in weights if w > 0) if weights else None
-            checks.append(gold_check(src, scored, len(rows), [f.name for f in env.reward_functions], full))
+            names = [f.name for f in env.reward_functions]
+            if server is not None:
+                folder = out.get("folder")
+                checks.append(rehearse_judge.gold_check(src, scored, len(rows), names, full, out["judge"], folder))
+            else:
+                checks.append(gold_check(src, scored, len(rows), names, full))
             return checks
         except ToolError as err:
             return [_check("fail", f"{named}: scoring in the installed package failed: {err.message}", err.hint)]
