@@ -135,6 +135,7 @@ PRECHECKS = [
     ("possess cannabis in the Netherlands for personal use", "It depends on the country.", None),  # part of it
     ("legal to possess cannabis in the Netherlands for personal use", "legal to possess cannabis", None),  # states it
     ("It is tolerated for personal use in the Netherlands.", "It is tolerated.", None),
+    ("It is debatable: is it legal to possess cannabis in the Netherlands for personal use?", "Yes", None),
 ]
 
 

@@ -98,9 +98,10 @@ def precheck(response: str, question: str, reference: str, max_chars: int | None
     said, asked, ref = _words(text), _words(question), _words(str(reference or ""))
     if ref and ref in said:
         return None  # it states the reference: only the judge decides
-    # the question itself: all of it (give or take 20 characters), or at least 80% of it with nothing added;
-    # a true answer that the question happens to contain is the judge's to read
-    whole = asked in said and len(said) - len(asked) < 20
+    # the question itself: all of it with at most two words added, or at least 80% of it with nothing added; a
+    # true answer that restates the question ("It is debatable who invented X") or that the question happens to
+    # contain is the judge's to read
+    whole = asked in said and len(said.split()) - len(asked.split()) <= 2
     most = said in asked and len(said) >= 0.8 * len(asked)
     if len(said) >= 20 and asked and (whole or most):
         return "copies the question"
