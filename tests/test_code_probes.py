@@ -209,6 +209,8 @@ def test_a_v1_loader_that_keeps_only_the_first_assert_fails_against_the_data_fil
     assert st["code_all_tests"][0] == "fail", st.get("code_all_tests")
     assert "2 of the 2 rows" in st["code_all_tests"][1], st["code_all_tests"]
     assert "test_list" in st["code_all_tests"][1], st["code_all_tests"]  # the column the loader cut named
+    assert "hacking programs" in st["reward_hacking"][1]  # a code reward's hint names programs, not answer parsing
+    assert not any("final answer" in step for step in result.next_steps), result.next_steps
     assert result.exit_code() == 1
 
 

@@ -445,7 +445,7 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
             result.data["probes"]["probes"] += sum(len(b.probes) for b in slow)
             result.data["probes"]["by_probe"] = rp.summarize_probe_kinds(rows, env.reward_functions)
             result.data["scoreboard"] = scoreboard.families(rows, fn)
-        verdicts.hack_check(out, rows, fn)
+        verdicts.hack_check(out, rows, fn, kind_name == "code")
         if slow:
             code_checks.check_slow(out, done, code.slow_bound(opts.timeout), opts.timeout)
         if kind_name == "code":

@@ -226,7 +226,9 @@ def prompt_format_check(
     result.step("align the system prompt with the parser (or the parser with the prompt), then re-run test_reward")
 
 
-def hack_check(result: Result, rows: list[rp.RowResult], fn: str | None) -> None:
+def hack_check(result: Result, rows: list[rp.RowResult], fn: str | None, code: bool = False) -> None:
+    """reward_hacking: no hack probe earns the gold's reward. ``code``: the probes are programs (the hint
+    then names the harness, not an answer parser)."""
     hacked: dict[str, list] = {}
     baseline = [rr for rr in rows if rp.gold_established(rr)]
     if not baseline:
@@ -261,6 +263,16 @@ def hack_check(result: Result, rows: list[rp.RowResult], fn: str | None) -> None
             f"{pid} on {len(hits)}/{len(baseline)} rows (full credit from {', '.join(culprits[:FUNC_PREVIEW]) or 'the total'}; "
             f"e.g. {clip(p.probe.text, 80)!r})"
         )
+    if code:
+        result.fail(
+            "reward_hacking",
+            "hacking programs earned the gold reward: " + "; ".join(parts),
+            "run every test of the row against the program's last fenced block in a separate process, and decide "
+            "pass or fail from the tests alone (never the program's exit code, output or objects)",
+        )
+        if fn:
+            result.step(f"fix {fn}: each hacking program named in reward_hacking shows what the program could fake")
+        return
     result.fail(
         "reward_hacking",
         "hacking probes earned the gold reward: " + "; ".join(parts),
