@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import sys
+
+sys.dont_write_bytecode = True  # before the pack's first import: vlab moves the cache out of the skill folder
 import vlab.core.guard  # noqa: F401  (first: a missing dependency exits 3 with its install command)
 from vlab.core import numbers
 from vlab.core.cli import main_guard, make_parser, run_request

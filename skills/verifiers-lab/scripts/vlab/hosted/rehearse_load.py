@@ -209,7 +209,7 @@ def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dic
     environ = {
         "PYTHONPATH": _SCRIPTS,  # the pack's worker only: nothing of the user's project
         "PYTHONNOUSERSITE": "1",
-        "PYTHONDONTWRITEBYTECODE": "",  # the cached venv keeps its bytecode: a second load starts fast
+        "PYTHONDONTWRITEBYTECODE": "",  # the cached venv keeps its bytecode (under vlab's PYTHONPYCACHEPREFIX, never the skill folder)
         "VIRTUAL_ENV": str(python.parent.parent),
     }
     if not options.online:
