@@ -95,7 +95,6 @@ def test_the_multiple_choice_template_passes_every_choice_check(tmp_path):
         ("no_options", "choice_prompt", "lists no options"),
         ("relettered", "choice_prompt", "re-lettered or reordered"),
         ("relettered_own_labels", "choice_prompt", "makes the gold's label ambiguous"),
-        ("strict_letter", "choice_forms", "text"),  # \text{B} and \textbf{B} score 0
     ],
 )
 def test_a_multiple_choice_defect_fails_its_check(tmp_path, env, check, shown):
@@ -105,6 +104,19 @@ def test_a_multiple_choice_defect_fails_its_check(tmp_path, env, check, shown):
     assert status(result).get(check) == "fail", failed(result)
     assert shown in message(result, check)
     assert result.exit_code() == 1
+
+
+@pytest.mark.classic
+def test_a_reward_stricter_than_the_prompt_warns_and_passes(tmp_path):
+    """\\text{B} and \\textbf{B} score 0 while B, as the prompt asks, earns the reward: strictness, a warning
+    with the share of spellings refused, never exit 1 (issue 36)."""
+    reward, to_row = fx.CHOICE["strict_letter"]
+    path = fx.write_env(tmp_path, "strict_letter", reward, to_row)
+    result = run(path, fx.write_rows(tmp_path, fx.choice_rows()))
+    assert status(result).get("choice_forms") == "warn", failed(result)
+    assert "text" in message(result, "choice_forms") and "strictness" in message(result, "choice_forms")
+    assert " of " in message(result, "choice_forms")  # the share: refused of tried
+    assert result.exit_code() == 0, failed(result)
 
 
 @pytest.mark.classic

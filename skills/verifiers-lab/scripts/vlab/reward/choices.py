@@ -195,15 +195,17 @@ def _check_forms(result, rows: list[RowResult], fn: str | None) -> None:
             + "; ".join(f"{k} on {len(v)} row(s), e.g. {_shown(v[0][1])!r}" for k, v in paid.items()),
             "read one label from the answer and compare it with the correct one exactly",
         )
-    elif any(k != "option_text" for k in rejected):
-        result.fail(
+    elif any(k != "option_text" for k in rejected):  # stricter than the prompt: the label as asked is the gold
+        tried = sum(len(rr.of(FORM)) for rr in rows)
+        refused = sum(len(v) for v in rejected.values())
+        result.warn(
             "choice_forms",
-            "the correct option scores below the gold reward when written as "
-            + "; ".join(f"{k} on {len(v)} row(s), e.g. {_shown(v[0][1])!r}" for k, v in rejected.items()),
+            f"the correct option scores below the gold reward in {refused} of {tried} other spellings ("
+            + "; ".join(f"{k} on {len(v)} row(s), e.g. {_shown(v[0][1])!r}" for k, v in rejected.items())
+            + "): the label written as the prompt asks earns it, so this is strictness, not a wrong payment",
             "accept B, (B), B), \\text{B} and \\textbf{B} for option B (strip brackets and \\text{}), "
-            "as templates/environments/classic-multiple-choice does",
+            "as templates/environments/classic-multiple-choice does, if models write them",
         )
-        result.step("make the reward read the label in its usual forms: (B), B), \\text{B}, \\textbf{B}")
     elif rejected:
         result.warn(
             "choice_forms",
