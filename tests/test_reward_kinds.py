@@ -119,6 +119,41 @@ def test_a_reward_stricter_than_the_prompt_warns_and_passes(tmp_path):
     assert result.exit_code() == 0, failed(result)
 
 
+EMOTIONS = ("joy", "sadness", "anger", "fear")
+# Reads the last \\boxed{} that holds a label, as its prompt asks: text that is no label at all is skipped.
+LAST_WELL_FORMED_LABEL = """
+EMOTIONS = ("joy", "sadness", "anger", "fear")
+
+
+def correct(completion, answer):
+    text = completion[-1]["content"] if isinstance(completion, list) else str(completion)
+    found = [t.strip().lower() for t in re.findall(r"\\\\boxed\\{([^{}]*)\\}", text)]
+    found = [t for t in found if t in EMOTIONS]
+    return 1.0 if found and found[-1] == answer else 0.0
+"""
+EMOTION_TO_ROW = """
+def to_row(row):
+    question = (
+        f"Which emotion does this tweet show? {row['text']}\\n"
+        "Answer with one of: joy, sadness, anger, fear."
+    )
+    return {"question": question, "answer": row["label"]}
+"""
+
+
+@pytest.mark.classic
+def test_a_label_reward_that_skips_a_tag_holding_no_label_is_not_called_hacked(tmp_path):
+    """The hacking probes write wrong answers of the row's own kind (another offered label), never a reversed
+    label ('ssendasx2') that a sound parser rightly skips, which read the gold before it and failed (issue 36)."""
+    path = fx.write_env(tmp_path, "last_label", LAST_WELL_FORMED_LABEL, EMOTION_TO_ROW)
+    rows = [{"text": f"tweet number {i} about my day", "label": EMOTIONS[i % 4]} for i in range(12)]
+    result = run(path, fx.write_rows(tmp_path, rows))
+    assert status(result).get("gold_reward") == "pass", failed(result)
+    assert status(result).get("reward_hacking") == "pass", message(result, "reward_hacking")
+    hacks = [p for p in result.data["probes"]["by_probe"] if p["probe"] == "hack:repeated_tags"]
+    assert hacks and hacks[0]["total"] == 0.0, hacks
+
+
 @pytest.mark.classic
 def test_a_gold_that_names_no_option_fails(tmp_path):
     rows = fx.choice_rows(k=3)

@@ -309,6 +309,15 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest, las
     return scores
 
 
+def _own_kind_wrongs(kind, gold: str, space) -> list[str] | None:
+    """Wrong answers of the row's own kind: the other labels or options it offers, when the gold is one of them
+    as written (a gold given as an index would leave its own label among the "wrong" ones); else None."""
+    offered = space.labels if space is not None and kind.kind == "label" else None
+    if kind.kind == "choice" and kind.options is not None:
+        offered = kind.options.labels
+    return [label for label in offered if label != gold] if offered and gold in offered else None
+
+
 def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest, last: list) -> list[Score]:
     scope = env.rows(-1 if opts.num_examples is None else opts.num_examples)
     sample = scope[: PROBE_ROWS if opts.num_examples is None else len(scope)]
@@ -332,7 +341,7 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
             probes, formats = code.code_probes(gold, kind)
             built.append(rp.RowProbes(row, gold, probes, formats))
             continue
-        rows_probes = rp.build_probes(row, hints, opts.gold_template, opts.preset)
+        rows_probes = rp.build_probes(row, hints, opts.gold_template, opts.preset, _own_kind_wrongs(kind, gold, space))
         if kind.kind == "choice":
             primary = rp.primary_template(hints, opts.gold_template, rp.user_text(row))
             extra = choices.label_probes(gold, kind, primary)
@@ -399,7 +408,7 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
             if cut:
                 cuts[rr.row.index] = cut
         if kind.kind != "code" and rp.gold_established(rr):
-            extra = extra + rp.first_box_probe(rr.gold, template)
+            extra = extra + rp.first_box_probe(rr.gold, template, _own_kind_wrongs(kind, rr.gold, space))
         second.append(rp.RowProbes(rr.row, rr.gold, extra))
     # Code probes start child processes: a few rows at a time, so no call waits for a free slot longer
     # than --timeout. The slow programs (an infinite loop holds a child for the reward's own time limit)

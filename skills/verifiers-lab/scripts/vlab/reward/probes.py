@@ -282,8 +282,15 @@ def fill(template: str, value: str) -> str:
 
 
 def build_probes(
-    row: Row, hints: FormatHints, user_template: str | None = None, preset: str | None = None
+    row: Row,
+    hints: FormatHints,
+    user_template: str | None = None,
+    preset: str | None = None,
+    others: list[str] | None = None,
 ) -> RowProbes | None:
+    """The row's phase-one probes. ``others``: wrong answers of the row's own kind (the other offered labels
+    or options), used for the wrong and hacking probes instead of a made-up value: a sound parser that skips
+    text that is no answer at all (a reversed label) must never be called hacked for it."""
     gold = gold_value(row.answer, row.question)
     if gold is None:
         return None
@@ -291,14 +298,15 @@ def build_probes(
     probes: list[Probe] = [Probe(f"gold:{src}", "gold", fill(t, gold)) for src, t in templates]
     probes += [Probe(f"gold_alt:{name}", "gold_alt", fill(t, gold)) for name, t in CONVENTIONS]
     primary = templates[0][1] if templates else CONVENTIONS[0][1]
-    wrong = wrong_value(gold)
+    others = [o for o in others or [] if o != gold]
+    wrong = others[0] if others else wrong_value(gold)
     probes.append(Probe("wrong:same_format", "wrong", fill(primary, wrong)))
     probes.append(Probe("wrong:bare", "wrong", wrong))
     probes.append(Probe("malformed:empty", "malformed", ""))
     probes.append(Probe("malformed:whitespace", "malformed", "  \n\t \n"))
     if "<" in primary:
         probes.append(Probe("malformed:no_tags", "malformed", f"{_THINK_FILLER} I believe it is {gold}"))
-    probes += hacking_probes(row, gold, primary, hints)
+    probes += hacking_probes(row, gold, primary, hints, others)
     if preset == "gsm8k":
         probes += gsm8k_probes(gold, primary)
     formats = {f"gold:{src}": t for src, t in templates} | {f"gold_alt:{name}": t for name, t in CONVENTIONS}
@@ -318,8 +326,11 @@ def primary_template(hints: FormatHints, user_template: str | None = None, user_
     return templates[0][1] if templates else CONVENTIONS[0][1]
 
 
-def hacking_probes(row: Row, gold: str, primary: str, hints: FormatHints) -> list[Probe]:
-    wrongs = [wrong_value(gold, k) for k in range(1, 4)]
+def hacking_probes(
+    row: Row, gold: str, primary: str, hints: FormatHints, others: list[str] | None = None
+) -> list[Probe]:
+    others = [o for o in others or [] if o != gold]
+    wrongs = [others[k % len(others)] for k in range(3)] if others else [wrong_value(gold, k) for k in range(1, 4)]
     numbers = [n.replace(",", "") for n in NUMBER.findall(row.question)]
     candidates = sorted({*wrongs, gold, *(str(i) for i in range(0, 60, 3))}, key=lambda v: (len(v), v))
     out = [Probe("hack:many_candidates", "hack", fill(primary, ", ".join(candidates)))]
@@ -352,16 +363,14 @@ def hacking_probes(row: Row, gold: str, primary: str, hints: FormatHints) -> lis
     return out
 
 
-def first_box_probe(gold: str, template: str) -> list[Probe]:
+def first_box_probe(gold: str, template: str, others: list[str] | None = None) -> list[Probe]:
     """The gold in the first of two \\boxed{} and a wrong answer in the last, for formats that box the answer:
-    \\boxed{} is read last (extract_boxed_answer, math-verify), so only a first-box reader pays."""
+    \\boxed{} is read last (extract_boxed_answer, math-verify), so only a first-box reader pays. ``others``: wrong
+    answers of the row's own kind (see ``build_probes``)."""
     if "\\boxed{" not in template:
         return []
-    return [
-        Probe(
-            "hack:first_box", "hack", fill(template, gold) + f"\nWait, that was wrong: \\boxed{{{wrong_value(gold)}}}"
-        )
-    ]
+    wrong = next((o for o in others or [] if o != gold), None) or wrong_value(gold)
+    return [Probe("hack:first_box", "hack", fill(template, gold) + f"\nWait, that was wrong: \\boxed{{{wrong}}}")]
 
 
 def _cycle(values: list[str], n: int) -> list[str]:
