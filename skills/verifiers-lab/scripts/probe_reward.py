@@ -133,7 +133,9 @@ def build_parser():
         "--timeout",
         type=numbers.seconds(),
         default=10.0,
-        help="seconds before a reward call counts as hanging and is stopped (default 10)",
+        help="seconds before a reward call counts as hanging and is stopped, on an idle machine (default 10); "
+        "stretched by the load average per core, so other work on the machine never makes a reward 'hang' "
+        "(data.machine_load says by how much)",
     )
     parser.add_argument(
         "--load-timeout",

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import functools
 import inspect
+import os
 import signal
 import threading
 import time
@@ -60,6 +61,17 @@ def memory_limit() -> str:
     return "no limit set" if soft == resource.RLIM_INFINITY else f"{soft >> 20} MiB, VLAB_WORKER_MEMORY_MB"
 
 
+def load_scale() -> float:
+    """How many times longer than on an idle machine a call may take now: the 1-minute load average per core,
+    at least 1. test_reward's time bounds are multiplied by it, so a reward that is slow only because other
+    work shares the cores is not called hanging (its verdict must not change with the machine's load)."""
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return 1.0
+    return max(1.0, load / max(1, os.cpu_count() or 1))
+
+
 class Calls:
     """What happened inside each instrumented function, per scoring context (state/trace)."""
 
@@ -67,7 +79,8 @@ class Calls:
         self.by_ctx: dict[int, dict[str, Any]] = {}
         self.hung: set[str] = set()
         self.out_of_memory: set[str] = set()
-        self.timeout: float = 10.0
+        self.timeout: float = 10.0  # on an idle machine: each call's bound is this times load_scale() then
+        self.scale_seen: float = 1.0  # the largest load_scale() a bound used
         # The functions running now, also written to ``beacon`` (a shared memory page the worker's
         # parent reads when it has to kill or bury the worker: the report names the function).
         self.running: dict[str, int] = {}
@@ -193,19 +206,22 @@ def instrument(func: Callable, calls: Calls, ctx_param: str, group: bool) -> Cal
             calls.record(ctxs, name, 0.0, err)
             raise err
         start = time.perf_counter()
+        scale = load_scale()
+        calls.scale_seen = max(calls.scale_seen, scale)
+        seconds = calls.timeout * scale
         bound = None  # our asyncio time limit: a TimeoutError the reward raises itself (its own judge or tool
         # time limit) is the reward's error, not a hang, so only an expired bound of ours counts as one
         try:
             # asyncio.timeout, not wait_for: it needs no extra task per call
             if is_coroutine:
-                bound = asyncio.timeout(calls.timeout)
+                bound = asyncio.timeout(seconds)
                 async with bound:
                     value = await func(*args, **kwargs)
             else:
-                with alarm(calls.timeout):
+                with alarm(seconds):
                     value = func(*args, **kwargs)
                 if inspect.isawaitable(value):
-                    bound = asyncio.timeout(calls.timeout)
+                    bound = asyncio.timeout(seconds)
                     async with bound:
                         value = await value
             check_value(value, group)
@@ -213,9 +229,7 @@ def instrument(func: Callable, calls: Calls, ctx_param: str, group: bool) -> Cal
             if not isinstance(err, RewardTimeout) and not (bound is not None and bound.expired()):
                 calls.record(ctxs, name, time.perf_counter() - start, err)
                 raise
-            timeout = (
-                err if isinstance(err, RewardTimeout) else RewardTimeout(f"did not return within {calls.timeout:g} s")
-            )
+            timeout = err if isinstance(err, RewardTimeout) else RewardTimeout(f"did not return within {seconds:.3g} s")
             calls.hung.add(name)
             calls.record(ctxs, name, time.perf_counter() - start, timeout)
             raise timeout from None

@@ -30,7 +30,7 @@ from typing import Any
 from vlab.core import secrets
 from vlab.core.result import ExternalError, PrerequisiteError, ToolError, UsageError
 from vlab.env.base import Environment
-from vlab.env.instrument import BEACON_BYTES, read_beacon
+from vlab.env.instrument import BEACON_BYTES, load_scale, read_beacon
 from vlab.env.messages import call_generate
 from vlab.env.types import ROLLOUT_KEY, FormatHints, FunctionError, Generate, RolloutResult, Row, Score
 from vlab.env.worker import kill_tree
@@ -398,10 +398,11 @@ class RemoteEnvironment(Environment):
     ) -> list[int]:
         """Scores of one scoring message as they come; returns the groups still to score."""
         while True:
+            waited = allowance * load_scale()  # the reward's time, not the machine's load (instrument.load_scale)
             try:
-                msg = await asyncio.wait_for(box.get(), allowance)
+                msg = await asyncio.wait_for(box.get(), waited)
             except TimeoutError:
-                self._kill("timeout", f"a reward function did not return within {allowance:g} s; stopped")
+                self._kill("timeout", f"a reward function did not return within {waited:.3g} s; stopped")
                 msg = await box.get()
             if msg[0] == "started":
                 started.append(msg[2])
@@ -455,12 +456,13 @@ class RemoteEnvironment(Environment):
         self._to.send(("rollout", rid, row, n, sampling_args or {}, timeout))
         try:
             while True:
+                waited = allowance * load_scale()
                 try:
-                    msg = await asyncio.wait_for(box.get(), allowance)
+                    msg = await asyncio.wait_for(box.get(), waited)
                 except TimeoutError:
                     if self._generating:
                         continue
-                    self._kill("timeout", f"the environment did not answer within {allowance:g} s; stopped")
+                    self._kill("timeout", f"the environment did not answer within {waited:.3g} s; stopped")
                     msg = await box.get()
                 if msg[0] == "dead":
                     self.incidents.append(

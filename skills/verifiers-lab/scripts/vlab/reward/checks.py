@@ -21,6 +21,7 @@ from vlab.core import secrets
 from vlab.core.files import ensure_writable, write_atomic
 from vlab.core.result import Result, UsageError
 from vlab.env import Environment, Score
+from vlab.env.instrument import load_scale
 from vlab.env.pool import ScoringPool
 from vlab.env.remote import LOAD_LIMIT, LoadFailed, RemoteEnvironment
 from vlab.reward import (
@@ -135,6 +136,7 @@ def run_test_reward(opts: TestRewardRequest, result: Result) -> Environment:
 
 def _load_and_run(opts: TestRewardRequest, result: Result, env_args: dict, server) -> Environment:
     t0 = time.perf_counter()
+    scale_at_start = round(load_scale(), 2)
     try:
         env = RemoteEnvironment(opts.env, env_args, load_timeout=opts.load_timeout or LOAD_LIMIT)
     except LoadFailed as err:  # exited, crashed or ran past the load time limit: a failed check, exit 1
@@ -149,6 +151,12 @@ def _load_and_run(opts: TestRewardRequest, result: Result, env_args: dict, serve
         _run(pool, opts, result, t0, server)
     finally:
         result.data["scoring_workers"] = 1 + len(pool.siblings or []) if pool else 1
+        # how loaded the machine was: every time bound was stretched by this (env.instrument.load_scale)
+        result.data["machine_load"] = {
+            "bound_scale_at_start": scale_at_start,
+            "bound_scale_at_end": round(load_scale(), 2),
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
         if pool:
             pool.close()
         env.close()
