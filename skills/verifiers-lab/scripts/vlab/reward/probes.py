@@ -289,8 +289,8 @@ def build_probes(
     others: list[str] | None = None,
 ) -> RowProbes | None:
     """The row's phase-one probes. ``others``: wrong answers of the row's own kind (the other offered labels
-    or options), used for the wrong and hacking probes instead of a made-up value: a sound parser that skips
-    text that is no answer at all (a reversed label) must never be called hacked for it."""
+    or options), used for the hacking probes instead of a made-up value: a sound parser that skips text that
+    is no answer at all (a reversed label) must never be called hacked for it."""
     gold = gold_value(row.answer, row.question)
     if gold is None:
         return None
@@ -298,8 +298,7 @@ def build_probes(
     probes: list[Probe] = [Probe(f"gold:{src}", "gold", fill(t, gold)) for src, t in templates]
     probes += [Probe(f"gold_alt:{name}", "gold_alt", fill(t, gold)) for name, t in CONVENTIONS]
     primary = templates[0][1] if templates else CONVENTIONS[0][1]
-    others = [o for o in others or [] if o != gold]
-    wrong = others[0] if others else wrong_value(gold)
+    wrong = wrong_value(gold)  # made up on purpose: label_others compares the other real labels with it
     probes.append(Probe("wrong:same_format", "wrong", fill(primary, wrong)))
     probes.append(Probe("wrong:bare", "wrong", wrong))
     probes.append(Probe("malformed:empty", "malformed", ""))
