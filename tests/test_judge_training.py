@@ -273,7 +273,8 @@ def test_prime_rl_target_keeps_a_local_judge_and_names_the_variable(tmp_path):
 @pytest.mark.v1
 def test_prime_rl_dry_run_rehearses_the_judge_env_against_a_loopback_stub(tmp_path):
     """The rehearsal (the wheel installed with verifiers 0.4.0, loaded from an empty folder, the gold scored)
-    reaches a judge on this machine for a prime-rl target: the stub's calls prove the judge was asked."""
+    asks its own loopback stub judge for a prime-rl target, never the judge the config names (that one may be
+    paid): the config's judge gets no call, and the rehearsal's judge calls per rollout are measured."""
     from conftest import VERIFIERS
 
     from vlab.hosted import rehearse
@@ -293,7 +294,9 @@ def test_prime_rl_dry_run_rehearses_the_judge_env_against_a_loopback_stub(tmp_pa
     obj = assert_result(proc.json, "submit_training", proc.returncode)
     statuses = {c["id"]: c["status"] for c in obj["checks"]}
     assert proc.returncode == 0, [(c["id"], c["message"]) for c in obj["checks"] if c["status"] == "fail"]
-    assert statuses["rehearse-load"] == statuses["rehearse-gold"] == "pass" and calls > 0
+    assert statuses["rehearse-load"] == statuses["rehearse-gold"] == "pass" and calls == 0
+    (source,) = obj["data"]["rehearsal"]["sources"]
+    assert source["judge"]["calls_per_rollout"] > 0, source
     assert PLANTED not in _everything(proc, project) + json.dumps(obj)
 
 
