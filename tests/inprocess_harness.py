@@ -18,6 +18,7 @@ import weakref
 from pathlib import Path
 
 TIMEOUT_SECONDS = 5.0
+CHANNEL_FD = 3
 MEMORY_MB = 1024
 PARALLEL = 2 * (os.cpu_count() or 1)
 HARNESS = Path(__file__).with_name("inprocess_harness_child.py")
@@ -45,17 +46,21 @@ async def _run_once(program: str, spec: dict, timeout: float, memory_mb: int) ->
     timed_out = False
     try:
         try:
+            # the channel as fd 3 in the child, as in a fresh scorer: the parent's number depends on how many
+            # files this process holds (hundreds inside a full test run), and the frame-walk forgery looks at
+            # fds under 256 only
             proc = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-I",
                 str(HARNESS),
-                str(write_end),
+                str(CHANNEL_FD),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.DEVNULL,
                 cwd=scratch,
                 env=env,
-                pass_fds=(write_end,),
+                pass_fds=(write_end, CHANNEL_FD),
+                preexec_fn=lambda: os.dup2(write_end, CHANNEL_FD),
                 start_new_session=True,
             )
         finally:

@@ -197,7 +197,7 @@ def test_the_hacks_fool_the_previous_in_process_harness():
     ]
     programs = {f"{t}:{h}": hacks[(t, h)] for t, h in fooled}
 
-    async def run_all():  # one at a time, with room: a verdict about the old harness, never about the load
+    async def run_all():  # one at a time, with room: a verdict about the old harness, not the machine
         return [await inprocess_harness.run_tests(p, specs[n.split(":")[0]], timeout=60) for n, p in programs.items()]
 
     got = dict(zip(programs, asyncio.run(run_all())))
