@@ -456,13 +456,14 @@ class RemoteEnvironment(Environment):
         self._to.send(("rollout", rid, row, n, sampling_args or {}, timeout))
         try:
             while True:
-                waited = allowance * load_scale()
+                # not stretched by the load (unlike scoring): a tool's finite but unbounded work (a huge power)
+                # finishes inside a stretched bound and would pass as prompt
                 try:
-                    msg = await asyncio.wait_for(box.get(), waited)
+                    msg = await asyncio.wait_for(box.get(), allowance)
                 except TimeoutError:
                     if self._generating:
                         continue
-                    self._kill("timeout", f"the environment did not answer within {waited:.3g} s; stopped")
+                    self._kill("timeout", f"the environment did not answer within {allowance:g} s; stopped")
                     msg = await box.get()
                 if msg[0] == "dead":
                     self.incidents.append(
