@@ -72,18 +72,10 @@ def rows(n: int) -> list[dict]:
 def workloads(data: list[dict]) -> tuple[list[tuple[str, dict, bool]], list[tuple[str, dict, bool]]]:
     """(program, spec, should pass) for the rollouts and for the probes."""
     rollouts, probes = [], []
-    for i, row in enumerate(data):
-        entry, spec = v1_code.row_tests(row)
-        gold = v1_code.reference_program(row, entry)
-        rollouts.append((gold, spec, True))
-        kind = RowKind("code", tests=row["test"], entry_point=entry)
-        first, _ = code.code_probes(gold, kind)
-        texts = [(p.id, p.text) for p in first] + [
-            (p.id, p.text) for p in code.hack_probes(kind, gold, code.FENCED, row["prompt"])
-        ]
-        texts = [(pid, t) for pid, t in texts if pid not in code.SLOW_PROBES | UNTIMED]
-        pid, text = texts[i % len(texts)]
-        probes.append((v1_code.extract_code(text), spec, pid.startswith("gold")))
+    for item in probe_texts(data):
+        _, spec = v1_code.row_tests(item["row"])
+        rollouts.append((item["gold"], spec, True))
+        probes.append((v1_code.extract_code(item["probe"]), spec, item["honest"]))
     return rollouts, probes
 
 

@@ -74,6 +74,7 @@ def submit(project: Path, cache: dict, *args: str, output: str) -> dict:
         env=cache,
         timeout=TIMEOUT,
     )
+    assert "Traceback" not in r.stderr
     return r.json
 
 

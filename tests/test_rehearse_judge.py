@@ -18,16 +18,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SKILL_ROOT, VERIFIERS, assert_result, run_script
+from conftest import SKILL_ROOT, VERIFIERS, assert_result
+from test_rehearse import TOOL, submit
 
 from vlab.core.result import ToolError
 from vlab.hosted import rehearse, rehearse_judge
 from vlab.hosted.dataformat import explain, mismatch
 from vlab.hosted.rehearse_load import _load_failure
 
-TOOL = "submit_training"
-MODEL = "Qwen/Qwen3-4B-Instruct-2507"
-TIMEOUT = 900
 KEY_VAR = "VLAB_TEST_REHEARSE_JUDGE_KEY"  # never set by these tests unless they say so
 COLUMNS = ["Type", "Category", "Question", "Best Answer", "Correct Answers", "Incorrect Answers", "Source"]
 ROWS = [
@@ -271,24 +269,6 @@ def project(tmp_path_factory):
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     return {"VLAB_REHEARSE_CACHE": str(tmp_path_factory.mktemp("rehearse-judge-cache"))}
-
-
-def submit(project: Path, cache: dict, *args: str, output: str) -> dict:
-    r = run_script(
-        TOOL,
-        "--model",
-        MODEL,
-        *args,
-        "--offline",
-        "--output",
-        output,
-        "--json",
-        cwd=project,
-        env=cache,
-        timeout=TIMEOUT,
-    )
-    assert "Traceback" not in r.stderr
-    return r.json
 
 
 JUDGE_ARGS = [

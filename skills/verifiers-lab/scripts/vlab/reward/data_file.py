@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from vlab.core.result import UsageError
+from vlab.env.locate import locate
 from vlab.env.types import Row
 from vlab.reward.kinds import row_fields
 
@@ -92,9 +93,9 @@ def _by_prompt(row: Row, records: list[dict], texts: list[dict]) -> dict | None:
 
 
 def _env_folder(env_spec: str) -> Path | None:
-    path = Path(env_spec).expanduser()
-    if path.is_file():
-        return path.resolve().parent
-    if path.is_dir():
-        return path.resolve()
-    return None
+    """The folder of the environment's module (``env.locate``, as the loader finds it); None for an installed id."""
+    try:
+        source = locate(env_spec).source
+    except UsageError:
+        return None
+    return source.parent if source is not None else None

@@ -197,6 +197,11 @@ def _items(body: str) -> list[str]:
     return [line.strip()[2:].strip() for line in body.splitlines() if line.strip().startswith("- ")]
 
 
+def _prompt_text(body: dict) -> str:
+    """A chat request's messages as the one text the stub reads."""
+    return "\n\n".join(_text(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict))
+
+
 def _count_tokens(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
 
@@ -303,7 +308,7 @@ class JudgeServer:
         """The failure form a stub request asks for, if any (a proxied request never fails on purpose)."""
         if self.upstream:
             return None
-        prompt = "\n\n".join(_text(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict))
+        prompt = _prompt_text(body)
         form = _FORM_RE.search(prompt)
         if form and form.group(1) in FAILURES:
             with self._lock:
@@ -314,7 +319,7 @@ class JudgeServer:
     def _complete(self, body: dict) -> tuple[int, dict]:
         if self.upstream:
             return self._forward(body)
-        prompt = "\n\n".join(_text(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict))
+        prompt = _prompt_text(body)
         reply = weak_reply(prompt)
         usage = {"prompt_tokens": _count_tokens(prompt), "completion_tokens": _count_tokens(reply)}
         self._count(usage)
