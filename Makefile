@@ -11,7 +11,7 @@ VF_031 := 0.3.1
 VF_040 := 0.4.0
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint test-031 test-040 bench clean venvs
+.PHONY: demo test lint test-031 test-040 test-once test-load bench clean venvs
 
 .venv/vf%/.installed: pyproject.toml
 	@echo ">> creating .venv/vf$* (verifiers==$(VF_$*))" >&2
@@ -28,11 +28,22 @@ venvs: .venv/vf031/.installed .venv/vf040/.installed
 demo: .venv/vf031/.installed .venv/vf040/.installed
 	PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" bash demo/run.sh
 
-# Lint and format check first (fast), then both verifiers generations, each in its own virtual environment.
-# One after the other: both at once on 2 cores took 29 min instead of about 47 with no load failure (local_train's runs
-# are reproducible under load since each rollout samples from its own seed), but the worker-timeout and
-# fault tests keep more headroom on a quiet machine, and CI's 90 minutes hold the sequential run.
-test: lint test-031 test-040
+# Lint and format check first (fast), then the suite in three runs, two at a time on the machine's cores (make -j2):
+#   test-031, test-040  every test that touches verifiers, in each generation's venv (VLAB_TEST_RUN=versioned)
+#   test-once           the pack's own logic (modules marked "once"), a single time, with verifiers hidden
+# No test's verdict depends on the machine's speed (learning tests count steps on seeded runs, time limits are
+# bounds on hangs stretched by the load), so the runs may share the cores; `make test-load` proves it beside a
+# CPU hog. At the end: the 20 slowest tests and the suite's wall time (tests/suite_report.py).
+REPORTS := .test-reports
+# each run also writes every hint and next step its scenarios emit: tests/hint_commands.py checks their commands
+PYTEST_RUN = -m pytest -p no:cacheprovider --junitxml=$(REPORTS)/$(1).xml -o junit_family=xunit2 $(PYTEST_ARGS)
+HINTS_TO = VLAB_HINTS_OUT="$(CURDIR)/$(REPORTS)/hints-$(1).jsonl"
+
+test: lint .venv/vf031/.installed .venv/vf040/.installed
+	@rm -rf $(REPORTS) && mkdir -p $(REPORTS) && date +%s > $(REPORTS)/started
+	@$(MAKE) --no-print-directory -j2 -Otarget test-031 test-040 test-once; rc=$$?; \
+	  PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" .venv/vf040/bin/python tests/hint_commands.py $(REPORTS)/hints-*.jsonl \
+	  || rc=1; .venv/vf040/bin/python tests/suite_report.py $(REPORTS) $$(cat $(REPORTS)/started); exit $$rc
 
 lint: .venv/vf031/.installed
 	.venv/vf031/bin/ruff check .
@@ -40,10 +51,24 @@ lint: .venv/vf031/.installed
 
 # The 0.3.1 run needs the 0.4.0 venv too: migrate_env proves a migration by scoring in both generations.
 test-031: .venv/vf031/.installed .venv/vf040/.installed
-	PATH="$(CURDIR)/.venv/vf031/bin:$$PATH" .venv/vf031/bin/python -m pytest $(PYTEST_ARGS)
+	@mkdir -p $(REPORTS)
+	PATH="$(CURDIR)/.venv/vf031/bin:$$PATH" VLAB_TEST_RUN=versioned $(call HINTS_TO,vf031) \
+	  .venv/vf031/bin/python $(call PYTEST_RUN,vf031)
 
 test-040: .venv/vf040/.installed
-	PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" .venv/vf040/bin/python -m pytest $(PYTEST_ARGS)
+	@mkdir -p $(REPORTS)
+	PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" VLAB_TEST_RUN=versioned $(call HINTS_TO,vf040) \
+	  .venv/vf040/bin/python $(call PYTEST_RUN,vf040)
+
+test-once: .venv/vf040/.installed
+	@mkdir -p $(REPORTS)
+	PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" VLAB_TEST_RUN=once PYTHONPATH="$(CURDIR)/tests/without_verifiers" \
+	  $(call HINTS_TO,once) .venv/vf040/bin/python $(call PYTEST_RUN,once)
+
+# The whole suite beside a CPU hog on every core (not in CI): every verdict must be the same as on a quiet machine.
+test-load: .venv/vf040/.installed
+	.venv/vf040/bin/python tests/cpu_hog.py --seconds 7200 & hog=$$!; \
+	  $(MAKE) --no-print-directory test; rc=$$?; kill $$hog; exit $$rc
 
 # TRL, only for bench_local_train's comparison; never installed into the test venvs.
 .venv/bench/.installed:
@@ -57,4 +82,4 @@ bench: .venv/vf031/.installed .venv/bench/.installed
 	.venv/vf031/bin/python bench/run_all.py
 
 clean:
-	rm -rf .venv .demo-out
+	rm -rf .venv .demo-out .test-reports

@@ -1,14 +1,27 @@
 #!/usr/bin/env python3
-"""Benchmark: check_reward_distribution on a generated 1,000,000-row vf-eval results file,
-against pandas.read_json(lines=True) and a plain json.loads loop, in the same run.
+"""Benchmark: check_reward_distribution on a generated vf-eval results file (default 1,000,000 rows of
+1.3 KB), against a bare `json.loads` loop, pandas.read_json(lines=True) and a json.loads loop computing
+the group statistics, all in the same run.
 
-Each approach runs in its own subprocess, which reports its own wall time and peak memory
-(ru_maxrss). pandas runs under an address-space cap (BENCH_PANDAS_MEM_GB, default 8) so the
-baseline cannot exhaust a shared machine. Baselines compute the least the tool does: mean reward and per-example reward
-std (group signal). Targets (issue 5): the tool under 10 s and 500 MB peak, and faster than
-both baselines.
+The reader comparison (issue 37): the script as a user runs it (`check_reward_distribution.py --results
+FILE --json`, a fresh process: interpreter start and imports included) against the bare loop that only
+sums the rewards (`bare_loop.BARE_SUM`, a fresh process too), run in turn --repeats times (default 3);
+medians of wall and CPU time (the script's reader processes included) and their ratios to the bare loop
+(below 1: faster). With --baseline REF the script of the commit REF (its skill folder read with
+`git archive`, nothing checked out) runs in the same rounds: before and after in one run.
 
-usage: python bench/bench_check_reward_distribution.py [ROWS] [--keep DIR]
+The other approaches each run once in their own subprocess, which reports its own wall time and peak
+memory (ru_maxrss). pandas runs under an address-space cap (BENCH_PANDAS_MEM_GB, default 8) so the
+baseline cannot exhaust a shared machine (--no-pandas skips it). Those baselines compute the least the
+tool does: mean reward and per-example reward std (group signal). Targets: the tool under 10 s and
+500 MB peak on 1,000,000 rows, and faster than both (issue 5); faster than the bare loop (issue 37).
+
+--shape picks the rows generated: classic (default: verifiers 0.3.1 vf-eval rows, 1.3 KB), legacy2025 (the
+2025 writers' rows: `id`, compact JSON, chat prompts fingerprinted on every row, 0.85 KB) or text (example_id,
+reward, a text prompt and completion, 0.7 KB; read as 2025 rows).
+
+usage: python bench/bench_check_reward_distribution.py [ROWS] [--keep DIR] [--repeats N] [--no-pandas]
+                                                       [--baseline REF] [--shape classic|legacy2025|text]
 Prints one JSON line.
 """
 
@@ -23,7 +36,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bare_loop import bare_command, baseline_scripts, compare
+
 ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "skills" / "verifiers-lab" / "scripts" / "check_reward_distribution.py"
 ROLLOUTS = 4
 
 # A verifiers 0.3.1 vf-eval row (same fields and nesting as save_utils.state_to_output writes).
@@ -43,11 +59,37 @@ ROW = (
     '"format_reward_func": 1.0, "num_turns": 1.0}}\n'
 )
 
+# A 2025 vf-eval row (the real legacy-2025 files' fields and compact separators: `id`, flattened metrics), the
+# prompt fingerprinted for every row; and a row of text prompt and completion (read as a 2025 row too).
+ROW_2025 = (
+    '{{"id":{ex},"prompt":[{{"content":"Solve the problem. Think step by step, then give the final answer as '
+    'a number inside \\\\boxed{{}} on the last line. Do not use code.","role":"system"}},{{"content":"Ada has {b} '
+    "boxes with {a} marbles in each box. She gives away {c} marbles to her friends at school and keeps the rest "
+    "in a drawer next to her bed. Her brother borrows none of them. How many marbles does Ada have left? Count "
+    'carefully and show the multiplication and the subtraction you used.","role":"user"}}],"completion":[{{'
+    '"content":"Each box holds {a} marbles and there are {b} boxes, so {b} * {a} = {ab}. She gives away {c}, so '
+    '{ab} - {c} = {ans}. The answer is \\\\boxed{{{out}}}","role":"assistant","tool_calls":null}}],"task":'
+    '"default","reward":{reward},"generation_ms":1234.5,"scoring_ms":0.5,"total_ms":1235.0,"answer":"{ans}",'
+    '"correct_answer_reward_func":{correct},"format_reward_func":1.0}}\n'
+)
+ROW_TEXT = (
+    '{{"example_id": {ex}, "reward": {reward}, "prompt": "Ada has {b} boxes with {a} marbles in each box. She '
+    "gives away {c}. How many marbles does Ada have left? Think step by step and end with the answer in "
+    "<answer></answer> tags. Each box is the same size and no marble is lost or added along the way; the boxes "
+    "are never opened twice and Ada counts the marbles she keeps only once, after giving the others away to "
+    'her friends.", "completion": "There are {b} boxes of {a} marbles: {b} * {a} = {ab} marbles in all. '
+    "Ada gives away {c} of them, which leaves {ab} - {c} = {ans} marbles. Checking: {ans} + {c} = {ab}, which "
+    "is {b} boxes of {a}, so the count is consistent with the question. Nothing else changes the number of "
+    'marbles she has. <answer>{out}</answer>"}}\n'
+)
+ROWS = {"classic": ROW, "legacy2025": ROW_2025, "text": ROW_TEXT}
 
-def generate(path: Path, rows: int) -> None:
+
+def generate(path: Path, rows: int, shape: str = "classic") -> None:
     import random
 
     rng = random.Random(5)
+    template = ROWS[shape]
     with path.open("w") as f:
         buf = []
         for i in range(rows):
@@ -56,7 +98,7 @@ def generate(path: Path, rows: int) -> None:
             correct = 1.0 if rng.random() < (ex % 5 + 0.5) / 5 else 0.0
             ans = a * b - c
             buf.append(
-                ROW.format(
+                template.format(
                     ex=ex,
                     a=a,
                     b=b,
@@ -73,6 +115,8 @@ def generate(path: Path, rows: int) -> None:
                 f.write("".join(buf))
                 buf.clear()
         f.write("".join(buf))
+    if shape != "classic":
+        return
     (path.parent / "metadata.json").write_text(
         json.dumps(
             {"env_id": "bench", "model": "m", "num_examples": rows // ROLLOUTS, "rollouts_per_example": ROLLOUTS}
@@ -99,15 +143,16 @@ def child_tool(path: str) -> dict:
     if result["status"] == "error":  # an internal error or unreadable input is not a measurement
         raise SystemExit(f"tool failed: {result['summary']}")
     d = result["data"]
-    from vlab.evals.columns import PARALLEL_MIN_BYTES
+    from vlab.evals.columns import reading_workers
+    from vlab.evals.source import locate
 
-    big = Path(path).stat().st_size >= PARALLEL_MIN_BYTES
+    workers = reading_workers(locate(path))
     return {
         "exit_code": code,
         "mean": d["reward"]["mean"],
         "zero_variance": d["groups"].get("zero_variance_share"),
         "rollouts": d["counts"]["rollouts"],
-        "workers": min(4, os.cpu_count() or 1) if big else 0,
+        "workers": workers if workers > 1 else 0,
     }
 
 
@@ -119,7 +164,7 @@ def child_pandas(path: str) -> dict:
     import pandas as pd
 
     df = pd.read_json(path, lines=True)
-    std = df.groupby("example_id")["reward"].std(ddof=0)
+    std = df.groupby("example_id" if "example_id" in df else "id")["reward"].std(ddof=0)
     return {"mean": float(df["reward"].mean()), "zero_variance": float((std == 0).mean())}
 
 
@@ -134,7 +179,7 @@ def child_json(path: str) -> dict:
             r = row["reward"]
             total += r
             n += 1
-            groups.setdefault(row["example_id"], []).append(r)
+            groups.setdefault(row.get("example_id", row.get("id")), []).append(r)
     zero = sum(1 for g in groups.values() if statistics.pstdev(g) == 0)
     return {"mean": total / n, "zero_variance": zero / len(groups)}
 
@@ -173,6 +218,8 @@ def ratios(results: dict) -> dict:
     if "seconds" not in tool:
         return out
     for base in ("pandas_read_json", "json_loads_loop"):
+        if base not in results:
+            continue
         r = results[base]
         if "seconds_until_error" in r:  # a lower bound: it failed after this long
             out[f"speedup_vs_{base}"] = round(r["seconds_until_error"] / tool["seconds"], 2)
@@ -182,6 +229,23 @@ def ratios(results: dict) -> dict:
             out[f"cpu_speedup_vs_{base}"] = round(r["cpu_s"] / tool["cpu_s"], 2)
             out[f"memory_ratio_vs_{base}"] = round(tool["peak_mb"] / r["peak_mb"], 3)
     return out
+
+
+def reader_comparison(path: Path, rows: int, repeats: int, baseline: Path | None) -> dict:
+    """The script against the bare json.loads loop (and the baseline commit's script), in turn, same run."""
+
+    def script(at: Path) -> list[str]:
+        return [sys.executable, str(at), "--results", str(path), "--json"]
+
+    def check(name: str, run: dict) -> None:
+        result = json.loads(run["stdout"])
+        if result["status"] == "error" or result["data"]["counts"]["rollouts"] != rows:
+            raise SystemExit(f"{name}: check_reward_distribution failed: {result['summary']}")
+
+    sides = {"ours": script(SCRIPT), "bare": bare_command(path)}
+    if baseline is not None:
+        sides["baseline"] = script(baseline)
+    return compare(sides, repeats, cwd=ROOT, check=check)
 
 
 def main() -> int:
@@ -205,44 +269,62 @@ def main() -> int:
         print(json.dumps(out))
         return 0
     args = sys.argv[1:]
-    keep = None
-    if "--keep" in args:
-        keep = Path(args[args.index("--keep") + 1])
-        del args[args.index("--keep") : args.index("--keep") + 2]
+    options = {}
+    for flag in ("--keep", "--repeats", "--baseline", "--shape"):
+        if flag in args:
+            options[flag] = args[args.index(flag) + 1]
+            del args[args.index(flag) : args.index(flag) + 2]
+    with_pandas = "--no-pandas" not in args
+    args = [a for a in args if a != "--no-pandas"]
+    keep = Path(options["--keep"]) if "--keep" in options else None
+    repeats = int(options.get("--repeats", 3))
     rows = int(args[0]) if args else 1_000_000
+    shape = options.get("--shape", "classic")
+    if shape not in ROWS:
+        raise SystemExit(f"--shape is one of {', '.join(ROWS)}")
+    children = [name for name in CHILDREN if with_pandas or name != "pandas_read_json"]
     with tempfile.TemporaryDirectory(prefix="bench-crd-") as tmp:
         folder = keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "results.jsonl"
         t = time.perf_counter()
         if not path.exists():
-            generate(path, rows)
+            generate(path, rows, shape)
         gen_s = time.perf_counter() - t
-        results = {name: run_child(name, path) for name in CHILDREN}
+        baseline = None
+        if "--baseline" in options:
+            (Path(tmp) / "baseline").mkdir()
+            baseline = baseline_scripts(options["--baseline"], Path(tmp) / "baseline") / SCRIPT.name
+        load = os.getloadavg()[0]
+        reader = reader_comparison(path, rows, repeats, baseline)
+        results = {name: run_child(name, path) for name in children}
         size_mb = path.stat().st_size / 2**20
         out = {
             "bench": "check_reward_distribution",
             "rows": rows,
+            "shape": shape,
             "file_mb": round(size_mb, 1),
             "cpus": os.cpu_count(),
-            "loadavg_1m": round(os.getloadavg()[0], 2),
+            "loadavg_1m": [round(load, 2), round(os.getloadavg()[0], 2)],  # before and after the comparison
             "generate_s": round(gen_s, 1),
+            "reader": reader,
+            **({"baseline": options["--baseline"]} if baseline is not None else {}),
             **results,
             **ratios(results),
         }
-        if "error" in results["pandas_read_json"] and rows > PREFIX_ROWS:
+        if with_pandas and "error" in results["pandas_read_json"] and rows > PREFIX_ROWS:
             # pandas cannot hold the full file under its cap: compare all three on a prefix it can hold
             prefix = Path(tmp) / "prefix" / "results.jsonl"
             write_prefix(path, prefix, PREFIX_ROWS)
-            small = {name: run_child(name, prefix) for name in CHILDREN}
+            small = {name: run_child(name, prefix) for name in children}
             out[f"at_{PREFIX_ROWS}_rows"] = {**small, **ratios(small)}
     tool = results["check_reward_distribution"]
-    out["targets"] = {"seconds": 10, "peak_mb": 500}
+    out["targets"] = {"seconds": 10, "peak_mb": 500, "wall_ratio_to_bare": 1.0}
     out["ok"] = bool(
         "seconds" in tool
-        and tool["seconds"] < 10
-        and tool["peak_mb"] < 500
-        and all(out.get(f"speedup_vs_{b}", 0) > 1 for b in ("pandas_read_json", "json_loads_loop"))
+        and (rows < 1_000_000 or (tool["seconds"] < 10 and tool["peak_mb"] < 500))
+        and all(out.get(f"speedup_vs_{b}", 0) > 1 for b in ("pandas_read_json", "json_loads_loop") if b in results)
+        and reader["wall_ratio_to_bare"]["ours"] < 1
     )
     print(json.dumps(out))
     return 0 if out["ok"] else 1

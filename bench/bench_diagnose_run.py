@@ -9,7 +9,13 @@ the rewards; the tool reads, normalises, runs every signature, the deltas and th
 (`vlab.diagnose.diagnose`). The script's own wall time (a subprocess, imports included) is
 reported too. Target (issue 16): the diagnosis under 1 s.
 
-usage: python bench/bench_diagnose_run.py [STEPS]
+The reader comparison (issue 37, as bench_check_reward_distribution.py): the script as a user runs it
+(`diagnose_run.py --run FOLDER --json`, a fresh process, imports included) against the bare loop
+(`bare_loop.BARE_SUM`: `json.loads` on every line of the same metrics file, summing `reward_mean`, a fresh
+process too), in turn --repeats times (default 3): medians and ratios to the bare loop (below 1: faster);
+with --baseline REF the script of commit REF in the same rounds (before and after in one run).
+
+usage: python bench/bench_diagnose_run.py [STEPS] [--repeats N] [--baseline REF]
 Prints one JSON line.
 """
 
@@ -24,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bare_loop import START_ENV, bare_command, baseline_scripts, compare
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "skills" / "verifiers-lab" / "scripts"))
@@ -95,8 +103,36 @@ def median_time(fn, *args, runs: int = 3):
     return statistics.median(times), out
 
 
+SCRIPT = ROOT / "skills" / "verifiers-lab" / "scripts" / "diagnose_run.py"
+
+
+def reader_comparison(folder: Path, path: Path, steps: int, repeats: int, baseline: Path | None = None) -> dict:
+    """The script against the bare json.loads loop over the same metrics file (and the baseline commit's
+    script), in turn, same run."""
+
+    def check(name: str, run: dict) -> None:
+        result = json.loads(run["stdout"])
+        if result["status"] == "error" or result["data"]["run"]["steps"] != steps:
+            raise SystemExit(f"{name}: diagnose_run failed: {result['summary']}")
+
+    def script(at: Path) -> list[str]:
+        return [sys.executable, str(at), "--run", str(folder), "--json"]
+
+    sides = {"ours": script(SCRIPT), "bare": bare_command(path, "reward_mean")}
+    if baseline is not None:
+        sides["baseline"] = script(baseline)
+    return compare(sides, repeats, cwd=ROOT, check=check)
+
+
 def main() -> int:
-    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    args = sys.argv[1:]
+    options = {}
+    for flag in ("--repeats", "--baseline"):
+        if flag in args:
+            options[flag] = args[args.index(flag) + 1]
+            del args[args.index(flag) : args.index(flag) + 2]
+    repeats = int(options.get("--repeats", 3))
+    steps = int(args[0]) if args else 100_000
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "run"
         (folder / "logs").mkdir(parents=True)
@@ -125,8 +161,14 @@ def main() -> int:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
+            env=START_ENV,  # as the benchmark started (vlab, imported here, exports a bytecode prefix)
         )
         cli_s = time.perf_counter() - t
+        before = None
+        if "--baseline" in options:
+            (Path(tmp) / "baseline").mkdir()
+            before = baseline_scripts(options["--baseline"], Path(tmp) / "baseline") / SCRIPT.name
+        reader = reader_comparison(folder, path, steps, repeats, before)
         size_mb = path.stat().st_size / 1e6
     result = {
         "bench": "diagnose_run",
@@ -136,6 +178,8 @@ def main() -> int:
         "diagnose_s": round(tool_s, 3),
         "ratio_to_json_loads": round(tool_s / base_s, 2),
         "script_wall_s": round(cli_s, 3),
+        "reader": reader,
+        **({"baseline": options["--baseline"]} if "--baseline" in options else {}),
         "findings": found["findings"],
         "target_s": 1.0,
         "ok": tool_s < 1.0,

@@ -77,6 +77,7 @@ def main() -> int:
             "--env",
             "primeintellect/gsm8k",
             "--offline",
+            "--no-rehearse",  # Hub environments with no local source: the write path, not the rehearsal
             "--json",
             "--force",
             "--output",

@@ -19,6 +19,9 @@ from vlab.inspect import analyse, formats, read_sample
 from vlab.inspect.recommend import recommend
 from vlab.scaffold import create as scaffold
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 TEMPLATES = SKILL_ROOT / "templates" / "environments"
 ENTRIES = {t.name: t for t in catalog.TEMPLATES}
 

@@ -26,6 +26,9 @@ from vlab.evals.columns import Columns, collect, collect_range
 from vlab.evals.read import ReadStats, iter_rows
 from vlab.evals.source import CLASSIC, CLASSIC_2025, PLAIN, V1_TRACES, V1_VALIDATE, locate
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 TOOL = "check_reward_distribution"
 script = importlib.import_module(TOOL)
 
@@ -704,6 +707,98 @@ def test_fast_path_equals_reference_path(tmp_path, shape):
     assert fast.error_kinds == ref.error_kinds and fast_stats.lines == ref_stats.lines
 
 
+def _same_columns(fast: Columns, ref: Columns) -> None:
+    assert fast.n == ref.n
+    assert _partition(fast.example_group_codes()) == _partition(ref.example_group_codes())
+    assert list(fast.prompt_codes) == list(ref.prompt_codes)  # the same fingerprints, first seen in the same order
+    for name in ("prompt", "errored", "truncated", "chars", "tool_calls", "row_key", "reward"):
+        assert list(getattr(fast, name)) == list(getattr(ref, name)), name
+    assert {k: list(v) for k, v in fast.fn_cols.items()} == {k: list(v) for k, v in ref.fn_cols.items()}
+
+
+def _fast_and_reference(source) -> tuple[Columns, Columns]:
+    fast, fast_stats, ref_stats = Columns(), ReadStats(), ReadStats()
+    for item in batches.iter_classic_batches(source, fast_stats, chunk_bytes=4096):
+        assert not isinstance(item, list), "a clean file must take the fast path"
+        fast.add_batch(item)
+    ref = collect(source, ref_stats, rows=iter_rows(source, ref_stats))
+    assert fast_stats.lines == ref_stats.lines
+    return fast, ref
+
+
+def test_fast_path_sizes_a_chunk_mixing_empty_and_multi_message_completions(tmp_path):
+    """A failed generation writes no message, a tool run several: as many messages as rows in one chunk
+    once gave each row one message's size (row 0 the first message of row 1)."""
+    path = tmp_path / "results.jsonl"
+    rows = []
+    for i in range(40):
+        two = [{"role": "assistant", "content": "let me see"}, {"role": "assistant", "content": "<answer>4</answer>"}]
+        rows.append({**classic_row(Roll(i // 4), 1795349550.5 + i), "completion": [] if i % 2 == 0 else two})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    fast, ref = _fast_and_reference(locate(path))
+    _same_columns(fast, ref)
+    assert list(fast.chars)[:2] == [0, len("let me see") + len("<answer>4</answer>")]
+    assert list(fast.truncated)[:2] == [0, 2]  # max_turns_reached after two turns: out of turns
+
+
+def test_fast_path_reads_text_prompts_and_completions_and_ids_alone(tmp_path):
+    path = tmp_path / "results.jsonl"
+    lines = [
+        {"id": i // 4, "prompt": f"question {i // 4}", "completion": f"  answer {i % 3}  ", "reward": float(i % 2)}
+        for i in range(60)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    fast, ref = _fast_and_reference(locate(path))
+    _same_columns(fast, ref)
+    assert len(fast.prompt_codes) == 15 and list(fast.chars)[:2] == [len("answer 0"), len("answer 1")]
+    # a prompt of another form sends its chunk to the row reader: the same figures
+    lines[7]["prompt"] = {"text": "question 1"}
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    items = list(batches.iter_classic_batches(locate(path), ReadStats()))
+    assert any(isinstance(i, list) for i in items)
+    _same_columns(collect(locate(path), workers=1), collect(locate(path), rows=iter_rows(locate(path))))
+
+
+@pytest.mark.parametrize("writer", ["classic031", "legacy2025", "plain-odd"])
+def test_the_answers_pass_reads_what_the_row_reader_reads(tmp_path, writer):
+    """The answers pass decodes classic rows by the row reader's own rule (``read.classic_structs``) without
+    its figures: the same (example, answer, gold) for every row, odd rows included."""
+    from vlab.evals import answers
+
+    if writer == "classic031":
+        folder = write_classic_run(tmp_path / "run", mixed_run(12, 4) + [Roll(50, error="boom"), Roll(51, text="")])
+        path = folder / "results.jsonl"
+    elif writer == "legacy2025":
+        path = write_legacy_run(tmp_path / "run", mixed_run(12, 4)) / "results.jsonl"
+    else:
+        path = tmp_path / "plain.jsonl"
+        path.write_text(
+            '{"example_id": 1, "reward": 1.0, "completion": "so \\\\boxed{\\\\text{B}}", "answer": "b"}\n'
+            '{"example_id": 1, "reward": NaN, "completion": "Answer: B", "answer": "b"}\n'
+            "{broken\n\n"
+            '["not", "an", "object"]\n'
+            '{"example_id": "2", "reward": 0.0, "completion": [{"role": "assistant", "content": "<answer>c</answer>"}]}\n'
+            '{"example_id": 3, "reward": 1.0, "answer": 7, "completion": null}\n'
+        )
+    source = locate(path)
+    reference = [(r.example, r.answer, r.gold) for r in iter_rows(source, answer_of=answers.final_answer)]
+    assert list(answers._answer_rows(source)) == reference and reference
+
+
+def test_collect_beside_runs_its_pass_in_a_reading_process(tmp_path, monkeypatch):
+    from vlab.evals import columns
+
+    source = locate(write_classic_run(tmp_path / "run", mixed_run(40, 4)))
+    serial, pid = columns.collect_beside(source, os.getpid)
+    assert pid == os.getpid()  # a small file: read here, the pass after
+    monkeypatch.setattr(columns, "PARALLEL_MIN_BYTES", 0)  # as a large file: one reading process per core
+    monkeypatch.setattr(columns, "cores", lambda: 2)
+    assert columns.reading_workers(source) == 2
+    parallel, pid = columns.collect_beside(source, os.getpid)
+    assert pid != os.getpid()
+    _same_columns(parallel, serial)
+
+
 def test_a_chunk_with_a_nan_literal_falls_back_to_the_reference_path(tmp_path):
     folder = write_classic_run(tmp_path / "run", mixed_run(10, 4))
     results = folder / "results.jsonl"
@@ -820,3 +915,17 @@ def test_group_statistics_by_slices_equal_one_pass(monkeypatch):
     sliced = stats.group_stats(group, reward, solved)
     assert sliced[0] == whole[0] and sliced[0].signal is not None
     assert sliced[1].tobytes() == whole[1].tobytes()
+
+
+@pytest.mark.parametrize("generation", ["traces", "results"])  # v1 traces, 0.3 results (ids are keywords)
+def test_too_few_samples_names_the_eval_command_of_the_files_generation(tmp_path, capsys, generation):
+    """Issue 38: after a v1 run the hint gave 0.3's `vf-eval ENV ... -s`, where v1's `-s` means shuffle and the
+    offline flags were missing."""
+    rolls = [Roll(ex, correct=float(ex % 2)) for ex in range(3)]
+    write = write_v1_run if generation == "traces" else write_classic_run
+    obj = check_tool(capsys, "--results", write(tmp_path / "run", rolls))
+    hint = next(c["hint"] for c in obj["checks"] if c["id"] == "samples")
+    if generation == "traces":
+        assert "vf-eval TASKSET --no-push --env.agent.runtime.type subprocess" in hint and " -s" not in hint, hint
+    else:
+        assert "vf-eval ENV -n 50 -r 4 -s" in hint, hint

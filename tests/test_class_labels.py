@@ -65,7 +65,9 @@ def test_folder_of_split_files_reads_train_only(tmp_path):
     assert test["loader"]["data_files"] == [str(folder / "test.jsonl")] and test["rows_sampled"] == 20
     assert inspect(folder, split="validation")["source"]["loader"]["data_files"] == [str(folder / "val.jsonl")]
     assert inspect(folder, split="dev")["source"]["loader"]["split"] == "validation"  # dev, val: one split
-    with pytest.raises(UsageError, match="no dataset files in this folder for split 'holdout'"):
+    with pytest.raises(
+        UsageError, match=r"no split 'holdout'; splits found \(by file names\): test, train, validation$"
+    ):
         inspect(folder, split="holdout")
     (folder / "train.jsonl").unlink()
     with pytest.raises(UsageError, match="several splits"):
@@ -528,3 +530,148 @@ def test_a_task_that_needs_a_container_is_a_warning_not_a_rejection(tmp_path):
     check = {c["id"]: c for c in obj["checks"]}["validate"]
     assert check["status"] == "warn" and "needs a container runtime" in check["message"]
     assert obj["data"]["validate"]["rejected"] == [] and obj["data"]["validate"]["errors"] == 4
+
+
+# -- the environment's label names against the data's own label map (issue 38) ---------------------------
+
+NAMED = 'LABEL_NAMES = ["anger", "joy", "optimism", "sadness"]'
+SWAPPED = 'LABEL_NAMES = ["anger", "optimism", "joy", "sadness"]'  # joy and optimism swapped
+
+
+@pytest.mark.parametrize(
+    "api", [pytest.param("v1", marks=pytest.mark.v1), pytest.param("classic", marks=pytest.mark.classic)]
+)
+@pytest.mark.parametrize("swapped", [False, True], ids=["as_mapped", "two_swapped"])
+def test_label_names_are_checked_against_the_mapping_beside_the_data(tmp_path, api, swapped):
+    """new_env's LABEL_NAMES agree with mapping.txt: label_map passes (exit 0). Two names swapped in the module:
+    every joy and optimism row trains on the other's label and no probe sees it; label_map fails naming the two
+    labels, the share of the file's rows with a wrong gold and the LABEL_NAMES to write (exit 1)."""
+    package, _ = scaffold(tmp_path, api)
+    module = tmp_path / f"emo_{api}" / f"emo_{api}.py"
+    if swapped:
+        module.write_text(module.read_text().replace(NAMED, SWAPPED))
+    proc = reward_run(package, tmp_path / "emotion" / "train.jsonl")
+    obj = assert_result(proc.json, "test_reward", 1 if swapped else 0)
+    checks = {c["id"]: c for c in obj["checks"]}
+    if not swapped:
+        assert checks["label_map"]["status"] == "pass", failed_checks(obj)
+        assert "as mapping.txt beside the data does (0=anger, 1=joy, 2=optimism" in checks["label_map"]["message"]
+        return
+    assert set(failed_checks(obj)) == {"label_map"}, failed_checks(obj)  # every other check is blind to it
+    message, hint = checks["label_map"]["message"], checks["label_map"]["hint"]
+    assert "the environment's golds disagree with mapping.txt beside the data" in message
+    assert (
+        "'joy' and 'optimism' are swapped (id 1 is 'joy' in mapping.txt, the environment's gold for it is " in message
+    )
+    wrong = sum(1 for row in emotion_rows(60) if row["label"] in (1, 2))
+    assert f"{wrong}/60 rows of train.jsonl ({wrong / 60:.0%}) have the wrong gold" in message, message
+    assert f"set LABEL_NAMES in {module}" in hint and NAMED in hint, hint
+
+
+@pytest.mark.v1
+def test_bare_class_ids_next_to_a_mapping_warn(tmp_path):
+    """LABEL_NAMES emptied while mapping.txt names the ids: the golds are codes; a warning naming the map's names."""
+    package, _ = scaffold(tmp_path, "v1")
+    module = tmp_path / "emo_v1" / "emo_v1.py"
+    module.write_text(module.read_text().replace(NAMED, "LABEL_NAMES = None"))
+    proc = reward_run(package, tmp_path / "emotion" / "train.jsonl")
+    check = {c["id"]: c for c in assert_result(proc.json, "test_reward", 0)["checks"]}["label_map"]
+    assert check["status"] == "warn" and "the golds are the bare class ids of train.jsonl's 'label'" in check["message"]
+    assert "mapping.txt beside the data names them (0=anger, 1=joy, 2=optimism)" in check["message"]
+    assert NAMED in check["hint"]
+
+
+def label_rows(golds: list[str], texts: list[str], system: str):
+    from vlab.env import Row
+
+    return [
+        Row(i, [{"role": "system", "content": system}, {"role": "user", "content": t}], g, t)
+        for i, (g, t) in enumerate(zip(golds, texts))
+    ]
+
+
+def test_a_classlabel_the_golds_follow_against_a_mapping_that_disagrees(tmp_path):
+    """Golds named by the Parquet file's ClassLabel, a mapping.txt beside it naming two ids the other way round:
+    the data's own maps disagree, and the hint says so (not LABEL_NAMES)."""
+    datasets = pytest.importorskip("datasets")
+    from vlab.core.result import Result
+    from vlab.reward.labels import check_label_map
+
+    rows = emotion_rows(12)
+    features = datasets.Features({"text": datasets.Value("string"), "label": datasets.ClassLabel(names=NAMES)})
+    datasets.Dataset.from_list(rows, features=features).to_parquet(str(tmp_path / "train.parquet"))
+    (tmp_path / "mapping.txt").write_text("0 anger\n1 optimism\n2 joy\n3 sadness\n")
+    scope = label_rows([NAMES[r["label"]] for r in rows], [r["text"] for r in rows], "Labels: anger, joy.")
+    result = Result("test_reward")
+    check_label_map(
+        result,
+        scope,
+        {r.index: r.answer for r in scope},
+        {"dataset_path": str(tmp_path / "train.parquet")},
+        str(tmp_path / "nowhere"),
+    )
+    check = result.checks[0]
+    assert check.id == "label_map" and check.status == "fail", check
+    assert "'optimism' and 'joy' are swapped" in check.message and "rows of train.parquet" in check.message
+    assert "the golds follow the ClassLabel names train.parquet stores for 'label'" in check.hint
+
+
+# -- label_prompt names the labels a prompt leaves out ----------------------------------------------------
+
+LABEL_LIST = 'The allowed labels are: {labels}. Think briefly, then give "'
+
+
+@pytest.mark.v1
+def test_a_prompt_naming_three_of_four_labels_names_the_fourth(tmp_path):
+    """The prompt names anger, joy and sadness in prose: label_prompt fails naming optimism (exit 1)."""
+    package, _ = scaffold(tmp_path, "v1")
+    module = tmp_path / "emo_v1" / "emo_v1.py"
+    module.write_text(
+        module.read_text().replace(LABEL_LIST, 'Say whether it shows anger, joy or sadness. Think briefly, then give "')
+    )
+    proc = reward_run(package, tmp_path / "emotion" / "train.jsonl")
+    failed = failed_checks(assert_result(proc.json, "test_reward", 1))
+    assert (
+        "4/4 prompts do not list the allowed labels (they name 'anger', 'joy', 'sadness' but leave out 'optimism')"
+        in failed["label_prompt"]
+    ), failed
+
+
+@pytest.mark.v1
+def test_a_label_list_without_one_class_names_it(tmp_path):
+    """The labels argument leaves anger out: label_prompt names 'anger' and how many golds it is (exit 1)."""
+    package, _ = scaffold(tmp_path, "v1")
+    data = tmp_path / "emotion" / "train.jsonl"
+    proc = run_script(
+        "test_reward",
+        package,
+        "--env-args",
+        json.dumps({"dataset_path": str(data), "labels": NAMES[1:]}),
+        "--num-examples",
+        "4",
+        "--reach-seconds",
+        "5",
+        "--json",
+    )
+    failed = failed_checks(assert_result(proc.json, "test_reward", 1))
+    assert (
+        "4/4 prompts list labels but leave out 'anger' (the gold of 2 rows), so a model is never offered it"
+        in failed["label_prompt"]
+    ), failed
+    assert "label_golds" in failed
+
+
+def test_a_row_id_column_is_not_read_as_the_class_ids(tmp_path):
+    """An integer id column beside the class column (named 'emotion'), four checked rows of four classes: the
+    ids the golds follow are the class column's, and the correct mapping passes."""
+    from vlab.core.result import Result
+    from vlab.reward.labels import check_label_map
+
+    cycle = [0, 1, 2, 3, 0, 0, 1, 2, 3, 0, 1, 3]
+    rows = [{"id": i, "tweet": f"{TEXTS[c][i % 2]} #{i}", "emotion": c} for i, c in enumerate(cycle)]
+    data = write_jsonl(tmp_path / "train.jsonl", rows)
+    (tmp_path / "mapping.txt").write_text("0\tanger\n1\tjoy\n2\toptimism\n3\tsadness\n")
+    scope = label_rows([NAMES[c] for c in cycle[:4]], [r["tweet"] for r in rows[:4]], "Labels: anger, joy.")
+    result = Result("test_reward")
+    check_label_map(result, scope, {r.index: r.answer for r in scope}, {"dataset_path": str(data)}, str(tmp_path))
+    assert [(c.id, c.status) for c in result.checks] == [("label_map", "pass")], result.checks

@@ -219,6 +219,33 @@ def test_requests_parse_command_line_text_into_values():
     )
 
 
+# -- bytecode -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("writes, inherited", [(True, False), (False, False), (False, True)])
+def test_the_bytecode_cache_moves_only_where_bytecode_is_written(tmp_path, writes, inherited):
+    """vlab sends bytecode to $XDG_CACHE_HOME/verifiers-lab/pycache (issue 36), for this process and its children.
+    Under PYTHONDONTWRITEBYTECODE this process writes nothing, so it keeps Python's own lookup: a prefix there hid
+    the installed packages' compiled files and compiled numpy, msgspec and more from source on every run (issue 37)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, os, sys; sys.dont_write_bytecode = True; import vlab; "
+        "print(json.dumps([sys.pycache_prefix, os.environ.get('PYTHONPYCACHEPREFIX'), sys.dont_write_bytecode]))"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    env.update({"XDG_CACHE_HOME": str(tmp_path), **({} if writes else {"PYTHONDONTWRITEBYTECODE": "1"})})
+    if inherited:  # a worker started by a vlab process: our prefix in its environment; it must not look there
+        env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "verifiers-lab" / "pycache")
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=SCRIPTS, capture_output=True, text=True, check=True)
+    prefix, exported, no_writes = json.loads(out.stdout)
+    assert exported == str(tmp_path / "verifiers-lab" / "pycache")  # children that write, write there
+    assert no_writes is not writes
+    assert prefix == (exported if writes else None)
+
+
 # -- module size ---------------------------------------------------------------------------------
 
 MAX_MODULE_LINES = 520  # "about 500": a module past this says at its top why it is one module

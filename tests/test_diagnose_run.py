@@ -17,6 +17,9 @@ import diagnose_fixtures as F
 import pytest
 from conftest import SKILL_ROOT, assert_result, run_script
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 TOOL = "diagnose_run"
 
 # kind -> (finding id, delta: (key ending, "up"/"down") or None, stop condition that fires or None)

@@ -17,6 +17,9 @@ from conftest import assert_result, run_script
 from prime_stub import PrimeStub
 from trainconfig_fixtures import cli_env
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 TOOL = "diagnose_run"
 RUN_ID = "runcollapse01"
 

@@ -253,17 +253,17 @@ def test_submit_refuses_a_classic_hub_environment_and_writes_nothing(tmp_path):
         )
         assert_result(r.json, TOOL, 1)
         assert not [q for q in stub.requests if q["method"] == "POST"]
-        # the v1 neighbour passes the gate
-        r = run_script(
-            TOOL, "--model", MODEL, "--env", "me/new-math", "--output", str(out), "--json", "--timeout", "120", env=env
-        )
+        # the v1 neighbour passes the gate (its source is not here: written without a rehearsal)
+        args = ["--env", "me/new-math", "--no-rehearse", "--output", str(out), "--json", "--timeout", "120"]
+        r = run_script(TOOL, "--model", MODEL, *args, env=env)
         obj = assert_result(r.json, TOOL, 0)
         assert [c["status"] for c in obj["checks"] if c["id"] == "env-generation"] == ["pass"]
         assert obj["data"]["generations"][0]["generation"] == V1
 
 
 def test_offline_unknown_generation_only_warns(tmp_path):
-    r = run_script(TOOL, "--model", MODEL, "--env", "me/not-installed-env", "--offline", "--json", cwd=tmp_path)
+    args = ["--env", "me/not-installed-env", "--no-rehearse", "--offline", "--json"]
+    r = run_script(TOOL, "--model", MODEL, *args, cwd=tmp_path)
     obj = assert_result(r.json, TOOL, 0)
     gen = [c for c in obj["checks"] if c["id"] == "env-generation"]
     assert gen[0]["status"] == "warn" and "offline" in gen[0]["message"]
@@ -374,6 +374,7 @@ def installed(tmp_path):
 def submit_prime_rl(tmp_path, env_id, prl, env, *extra):
     out = tmp_path / "out" / f"{env_id}-{prl.name if prl else 'none'}.toml"
     args = ["--target", "prime-rl", "--model", MODEL, "--env", env_id, "--offline", "--output", str(out), "--json"]
+    args.append("--no-rehearse")  # installed modules, no source folder here: the gate is what is tested
     if prl is not None:
         args += ["--prime-rl-dir", str(prl), "--prime-rl-python", sys.executable, "--schema-timeout", "120"]
     r = run_script(TOOL, *args, *extra, env=env, cwd=tmp_path)
@@ -503,7 +504,7 @@ def test_placeholder_id_fails_offline(tmp_path):
 
 
 def test_next_steps_per_target(tmp_path):
-    common = ["--model", MODEL, "--env", "me/math", "--offline", "--json"]
+    common = ["--model", MODEL, "--env", "me/math", "--offline", "--no-rehearse", "--json"]
     r = run_script(TOOL, *common, "--output", "hosted.toml", cwd=tmp_path)
     steps = " ".join(assert_result(r.json, TOOL, 0)["next_steps"])
     assert "--submit --yes" in steps and "uv run rl" not in steps

@@ -13,6 +13,9 @@ from prime_stub import PrimeStub
 
 from vlab.inspect import hub
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 ROWS = [{"question": f"What is {i} + {i}?", "answer": f"{i} + {i} = {2 * i}\n#### {2 * i}"} for i in range(50)]
 
 

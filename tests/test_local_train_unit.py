@@ -19,6 +19,9 @@ from vlab.train.rollout import FunctionSource, Rollout, Turn, render_chat  # noq
 from vlab.train.sampler import HFSampler  # noqa: E402
 from vlab.train.trainer import Trainer, collate, example_ids_for_step  # noqa: E402
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 torch.set_num_threads(1)
 
 

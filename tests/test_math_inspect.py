@@ -11,6 +11,9 @@ from conftest import assert_result, run_script
 
 from vlab.inspect.formats import detect_answer_format, well_formed_math
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 
 def good(i: int) -> str:
     """A MATH gold the math format matches: integers, fractions, roots, tuples, polynomials (all distinct)."""

@@ -15,6 +15,9 @@ from vlab.reward import leaks
 from vlab.reward import probes as rp
 from vlab.reward.checks import TestRewardRequest, run_test_reward
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 SYSTEM = "Answer inside \\boxed{}."
 
 

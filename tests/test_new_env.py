@@ -12,6 +12,9 @@ from conftest import SKILL_ROOT, VERIFIERS, assert_result, run_script
 from vlab.core.result import UsageError
 from vlab.scaffold import create as scaffold
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 SCRIPTS = SKILL_ROOT / "scripts"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -9,7 +10,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import ROOT, SCRIPTS, VERIFIERS, assert_result, run_script
+from conftest import ROOT, SCRIPTS, SKILL_ROOT, VERIFIERS, assert_result, run_script
 from prime_stub import WHOAMI_OK, PrimeStub, prime_env
 
 SECRET = "pit_live_abcdefghijklmnopqrstuvwxyz0123"
@@ -100,9 +101,9 @@ def test_hosted_without_prime_cli_is_missing_prerequisite(tmp_path):
     r = run_script("preflight", "--for", "hosted", "--json", env={"PATH": str(bindir)})
     obj = assert_result(r.json, "preflight", 3)
     assert check(obj, "prime-cli")["status"] == "fail"
-    # from a clone: the hosted extra's requirement, as pyproject.toml declares it
+    # from a clone: the hosted extra's requirement, as pyproject.toml declares it, never the pack's extra by name
     assert "pip install 'prime>=0.13'" in check(obj, "prime-cli")["hint"]
-    assert "`hosted` extra" in check(obj, "prime-cli")["hint"]
+    assert "verifiers-lab[" not in check(obj, "prime-cli")["hint"]
     # the default profile only warns: pushing is later
     r = run_script("preflight", "--json", env={"PATH": str(bindir)})
     assert check(r.json, "prime-cli")["status"] == "warn"
@@ -169,3 +170,25 @@ def test_real_prime_cli_against_loopback_stub(tmp_path):
     # the stub is gone: nothing listens on that port now
     r = run_script("preflight", "--for", "hosted", "--json", env=prime_env(tmp_path, stub.url, SECRET))
     assert (r.returncode, r.json["data"]["auth"]) == (4, "unreachable"), r
+
+
+def test_a_skill_folder_installed_by_npx_is_told_to_install_prime_not_the_packs_extra(tmp_path):
+    """Issue 38: `npx skills add` copies the skill folder only (no pyproject.toml, no pip package): the hint
+    named `verifiers-lab[hosted]`, a package that user never installed."""
+    skill = tmp_path / ".agents" / "skills" / "verifiers-lab"
+    shutil.copytree(SKILL_ROOT, skill, ignore=shutil.ignore_patterns("__pycache__"))
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python").symlink_to(sys.executable)
+    proc = subprocess.run(
+        [sys.executable, str(skill / "scripts" / "preflight.py"), "--for", "hosted", "--json"],
+        env={**os.environ, "PATH": str(bindir), "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    obj = assert_result(json.loads(proc.stdout), "preflight", 3)
+    hint = check(obj, "prime-cli")["hint"]
+    assert "verifiers-lab[" not in hint and "install prime" in hint and "prime login" in hint, hint

@@ -84,6 +84,7 @@ def checks(obj: dict, prefix: str = "rehearse") -> list[dict]:
 
 def test_every_v1_template_with_data_shipped_passes_the_rehearsal_and_the_dry_run(project, cache):
     args = [a for t in V1 for a in ("--env", f"me/{env_name(t)}", "--env-arg", 'dataset_path="train.jsonl"')]
+    args += ["--seq-len", "4096"]  # the tool template's 6 turns of 512 tokens (test_a_seq_len_too_short_...)
     obj = assert_result(submit(project, cache, *args, output="configs/all.toml"), TOOL, 0)
     assert obj["data"]["written"] is True and (project / "configs" / "all.toml").is_file()
     found = checks(obj)
@@ -130,7 +131,9 @@ def test_a_relative_path_the_wheel_does_not_ship_fails_naming_the_file_and_the_p
     failed = [c for c in obj["checks"] if c["status"] == "fail"]
     assert [c["id"] for c in failed] == ["rehearse-data"]
     assert "'other.jsonl' is not in the built wheel" in failed[0]["message"]
-    assert "rh_numeric/data/other.jsonl" in failed[0]["hint"] and '"data/**"' in failed[0]["hint"]
+    # the file's place as the user sees it from the project folder (issue 38: not "rh_numeric/data/...")
+    assert "put the file at environments/rh_numeric/data/other.jsonl " in failed[0]["hint"]
+    assert '"data/**"' in failed[0]["hint"]
     assert obj["data"]["rehearsal"]["sources"][0]["loaded"] is False
 
 
@@ -157,6 +160,31 @@ def test_an_undeclared_import_fails_naming_the_module_and_the_dependency(project
     failed = [c for c in obj["checks"] if c["status"] == "fail"]
     assert [c["id"] for c in failed] == ["rehearse-import"]
     assert "'pytest'" in failed[0]["message"] and '"pytest"' in failed[0]["hint"]
+
+
+def test_a_seq_len_too_short_for_the_tool_environment_s_turns_is_refused_naming_the_sum(project, cache):
+    """Issue 38: the tool template's 6 turns of 512 tokens do not fit the template's seq_len 2048 (nor 1024):
+    exit 1, nothing written, the check naming turns x tokens + the rehearsed prompt against seq_len and the
+    seq_len that holds it; that seq_len is then accepted and the config written."""
+    args = ["--env", "me/rh-multiturn-tool", "--env-arg", 'dataset_path="train.jsonl"', "--max-tokens", "512"]
+    for seq_len in ("1024", "2048"):
+        out = f"configs/tool-{seq_len}.toml"
+        obj = assert_result(submit(project, cache, *args, "--seq-len", seq_len, output=out), TOOL, 1)
+        failed = [c for c in obj["checks"] if c["status"] == "fail"]
+        assert [c["id"] for c in failed] == ["token-budget"], failed
+        rollout = obj["data"]["rehearsal"]["sources"][0]["rollout"]
+        prompt, need = rollout["prompt_tokens"], rollout["prompt_tokens"] + 6 * 512 + 5 * 64
+        assert rollout["max_turns"] == 6 and rollout["tools_counted"] is True and prompt > 50, rollout
+        message, hint = failed[0]["message"], failed[0]["hint"]
+        assert f"seq_len {seq_len} cannot hold max_turns=6 turns" in message, message
+        assert f"6 turns x 512 tokens + prompt {prompt} + 5 tool replies x 64 = {need} tokens" in message, message
+        assert f"raise seq_len to {need} (--seq-len {need})" in hint and "--max-tokens" in hint, hint
+        assert "task.max_turns" in hint, hint
+        assert obj["data"]["written"] is False and not (project / out).exists()
+    obj = assert_result(submit(project, cache, *args, "--seq-len", str(need), output="configs/tool.toml"), TOOL, 0)
+    budget = next(c for c in obj["checks"] if c["id"] == "token-budget")
+    assert budget["status"] == "pass" and f"= {need} tokens" in budget["message"], budget
+    assert (project / "configs" / "tool.toml").is_file()
 
 
 def test_two_generated_environments_install_side_by_side(project, tmp_path):

@@ -12,6 +12,9 @@ from vlab.core.files import write_atomic
 from vlab.core.result import EXIT_EXTERNAL, EXIT_PREREQ, EXIT_USAGE, Result, UsageError
 from vlab.core.secrets import redact
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 
 def test_exit_code_priority_and_status():
     r = Result("t")

@@ -8,6 +8,9 @@ import subprocess
 import pytest
 from conftest import ROOT, SKILL_ROOT
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 ALLOWED = {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
 
 

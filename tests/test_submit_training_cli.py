@@ -13,6 +13,9 @@ from conftest import assert_result, run_script
 from prime_stub import PrimeStub
 from trainconfig_fixtures import FLAT_CONFIGS, NATIVE_CONFIG, RUN_ID, cli_env, hub_routes, posted, submit_routes
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 TOOL = "submit_training"
 LAUNCH = "/api/v1/training/runs"
 WANDB_VALUE = "wandb-secret-value-0123456789abcdef"
@@ -44,6 +47,7 @@ def test_submit_sends_exactly_the_reviewed_config(tmp_path, native_config):
             TOOL,
             "--config",
             str(native_config),
+            "--no-rehearse",
             "--submit",
             "--yes",
             "--forward-env",
@@ -77,7 +81,16 @@ def test_platform_422_is_a_failed_check_and_no_secret_without_e(tmp_path, native
         stub.responses.update(submit_routes(422, {"detail": "orchestrator.group_size: must divide batch_size"}))
         env = cli_env(stub.url, tmp_path / "home", WANDB_API_KEY=WANDB_VALUE)
         r = run_script(
-            TOOL, "--config", str(native_config), "--submit", "--yes", "--offline", "--json", env=env, cwd=tmp_path
+            TOOL,
+            "--config",
+            str(native_config),
+            "--no-rehearse",
+            "--submit",
+            "--yes",
+            "--offline",
+            "--json",
+            env=env,
+            cwd=tmp_path,
         )
         launches = posted(stub, LAUNCH)
     obj = assert_result(r.json, TOOL, 1)
@@ -96,6 +109,7 @@ def test_401_is_a_login_problem_and_nothing_launches(tmp_path, native_config):
             TOOL,
             "--config",
             str(native_config),
+            "--no-rehearse",
             "--submit",
             "--yes",
             "--offline",
@@ -167,7 +181,16 @@ def test_prime_cli_missing_is_exit_3(tmp_path, native_config):
     empty.mkdir()
     env = {"PATH": str(empty), "HOME": str(tmp_path / "home")}
     r = run_script(
-        TOOL, "--config", str(native_config), "--submit", "--yes", "--offline", "--json", env=env, cwd=tmp_path
+        TOOL,
+        "--config",
+        str(native_config),
+        "--no-rehearse",
+        "--submit",
+        "--yes",
+        "--offline",
+        "--json",
+        env=env,
+        cwd=tmp_path,
     )
     obj = assert_result(r.json, TOOL, 3)
     assert "prime" in obj["summary"]
@@ -208,6 +231,7 @@ def test_dry_run_writes_then_refuses_to_overwrite(tmp_path):
         "primeintellect/alphabet-sort",
         "--env-arg",
         "min_turns=3",
+        "--no-rehearse",  # a Hub environment whose source is not here: nothing to rehearse
         "--max-steps",
         "20",
         "--offline",
@@ -235,7 +259,9 @@ def test_dry_run_writes_then_refuses_to_overwrite(tmp_path):
 def test_from_flat_lists_mappings_and_writes_current_shape(tmp_path):
     flat = tmp_path / "old.toml"
     flat.write_text(FLAT_CONFIGS["alphabet-sort"])
-    r = run_script(TOOL, "--from-flat", str(flat), "--output", "new.toml", "--offline", "--json", cwd=tmp_path)
+    # the quickstart's 5 turns of 512 tokens need more than the template's seq_len 2048 (tests/test_submit_stages.py)
+    args = ["--no-rehearse", "--seq-len", "4096"]
+    r = run_script(TOOL, "--from-flat", str(flat), "--output", "new.toml", *args, "--offline", "--json", cwd=tmp_path)
     obj = assert_result(r.json, TOOL, 0)
     mapped = {m["from"]: m for m in obj["data"]["mappings"]}
     assert mapped["rollouts_per_example"]["to"] == "orchestrator.group_size"
@@ -271,7 +297,16 @@ def test_new_config_needs_model_and_env(tmp_path):
 
 def test_human_output_shows_config_and_verdict(tmp_path, native_config):
     r = run_script(
-        TOOL, "--config", str(native_config), "--max-steps", "60", "--output", "edited.toml", "--offline", cwd=tmp_path
+        TOOL,
+        "--config",
+        str(native_config),
+        "--no-rehearse",
+        "--max-steps",
+        "60",
+        "--output",
+        "edited.toml",
+        "--offline",
+        cwd=tmp_path,
     )
     assert r.returncode == 0, r
     assert "+max_steps = 60  # short first run" in r.stdout and "submit_training: PASS" in r.stdout
@@ -323,6 +358,7 @@ def test_prime_rl_dir_runs_its_schema(tmp_path, native_config):
         TOOL,
         "--config",
         str(native_config),
+        "--no-rehearse",
         "--offline",
         "--prime-rl-dir",
         str(checkout),
@@ -401,6 +437,7 @@ def test_interactive_confirmation_on_a_terminal(tmp_path, native_config, answer,
                     str(SCRIPTS / f"{TOOL}.py"),
                     "--config",
                     str(native_config),
+                    "--no-rehearse",
                     "--submit",
                     "--offline",
                     "--json",

@@ -611,7 +611,7 @@ def test_training_config_template_passes_submit_training(name, tmp_path):
         pytest.skip("scripts/submit_training.py does not exist yet")
     tomllib.loads(path.read_text())
     target = "prime-rl" if "prime-rl" in name else "hosted"
-    args = ["--config", str(path), "--target", target, "--offline", "--json"]
+    args = ["--config", str(path), "--target", target, "--offline", "--no-rehearse", "--json"]  # no source here
     if target == "hosted":
         # The hosted template names the placeholder OWNER/my-env: copied as it is, it must not pass.
         proc = run_script("submit_training", *args, "--output", str(tmp_path / "as-is.toml"), cwd=tmp_path)

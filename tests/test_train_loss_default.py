@@ -13,6 +13,9 @@ from vlab.core.result import UsageError  # noqa: E402
 from vlab.train.config import LossConfig, load_config  # noqa: E402
 from vlab.train.loss import per_token_policy_loss, policy_loss  # noqa: E402
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 HALF = math.log(0.5)
 PROBS = [0.8, 0.6, 0.2, 0.45]  # trainer probabilities; the sampler gave every token 0.5
 

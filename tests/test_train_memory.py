@@ -23,6 +23,9 @@ from vlab.train.rollout import FunctionSource, Sequence, render_chat  # noqa: E4
 from vlab.train.sampler import HFSampler  # noqa: E402
 from vlab.train.trainer import Trainer, collate, micro_batches  # noqa: E402
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 torch.set_num_threads(1)
 
 QWEN_05B = memory.ModelShape(

@@ -14,6 +14,9 @@ from evalfile_fixtures import classic_row, mixed_run, write_classic_run
 
 from vlab.evals.verdicts import Thresholds
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 TOOL = "check_reward_distribution"
 LINES = 100
 

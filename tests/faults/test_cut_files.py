@@ -24,6 +24,9 @@ from conftest import run_script
 
 from vlab.evals.verdicts import Thresholds
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 
 def _call(capsys, script: str, *argv: str) -> tuple[int, dict, str]:
     module = importlib.import_module(script)

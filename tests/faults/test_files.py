@@ -14,6 +14,9 @@ import dataset_fixtures as dfx
 import evalfile_fixtures as efx
 import pytest
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 DEEP = b"[" * 200_000 + b"]" * 200_000
 SECRET = "hf_plantedPLANTEDplanted0123456789"
 
@@ -71,12 +74,14 @@ def test_check_reward_distribution_unreadable_file_exit_2(tmp_path, capsys, faul
 
 
 @pytest.mark.parametrize("damage", sorted(ROW_DAMAGE))
-def test_inspect_dataset_counts_bad_rows(tmp_path, capsys, damage):
+def test_inspect_dataset_names_a_bad_row_by_file_and_line(tmp_path, capsys, damage):
+    """A training data file is read whole by its loader, which stops at the first line that is no JSON object:
+    such a row is bad input, exit 2 naming FILE:LINE (issue 38; it was counted, skipped and exit 0)."""
     path = dfx.make_gsm8k_jsonl(tmp_path)
     path.write_bytes(path.read_bytes() + ROW_DAMAGE[damage])
     code, obj, _ = _call(capsys, "inspect_dataset", str(path))
-    assert code in (0, 1), obj["summary"]
-    assert obj["data"]["source"]["malformed"]["count"] >= 1
+    assert code == 2, obj["summary"]
+    assert "gsm8k.jsonl:41: not " in obj["summary"], obj["summary"]  # the row after the 40 good ones
 
 
 @pytest.mark.parametrize("fault", sorted(WHOLE_FILE))

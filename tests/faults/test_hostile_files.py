@@ -15,6 +15,9 @@ import evalfile_fixtures as efx
 import pytest
 from conftest import ROOT, SCRIPTS
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 ROWS = [{"question": f"What is {i} + 1? (café)", "answer": str(i + 1)} for i in range(60)]
 
 

@@ -13,6 +13,9 @@ import time
 
 import pytest
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 NONFINITE = ["nan", "inf", "-inf", "NaN", "1e999"]
 
 # script -> (option, values outside its range)
@@ -88,7 +91,7 @@ def test_numeric_option_rejected(script, option, value, capsys):
     assert obj["status"] == "error"
     assert option in obj["summary"] and "allowed" in obj["summary"], obj["summary"]
     assert "Traceback" not in err
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < 60  # a bound on a hang, not a measurement
 
 
 def test_diagnose_reward_range_is_finite(capsys):

@@ -148,7 +148,17 @@ def test_submit_lookups_with_hanging_prime_say_timeout_not_missing(fake_prime, t
 def test_submit_that_times_out_says_the_run_may_exist(fake_prime, tmp_path, native_config):
     r = run_script(
         TOOL,
-        *("--config", str(native_config), "--offline", "--submit", "--yes", "--submit-timeout", "1", "--json"),
+        *(
+            "--config",
+            str(native_config),
+            "--no-rehearse",
+            "--offline",
+            "--submit",
+            "--yes",
+            "--submit-timeout",
+            "1",
+            "--json",
+        ),
         env=fake_prime("hang"),
         cwd=tmp_path,
     )
@@ -232,7 +242,16 @@ def test_submit_with_yes_not_logged_in_is_exit_3(tmp_path, native_config):
         stub.responses["POST /api/v1/training/runs/prepare"] = (401, {"detail": "Invalid API key"})
         env = cli_env(stub.url, tmp_path / "home", PRIME_API_KEY="")
         r = run_script(
-            TOOL, "--config", str(native_config), "--offline", "--submit", "--yes", "--json", env=env, cwd=tmp_path
+            TOOL,
+            "--config",
+            str(native_config),
+            "--no-rehearse",
+            "--offline",
+            "--submit",
+            "--yes",
+            "--json",
+            env=env,
+            cwd=tmp_path,
         )
         launches = [q for q in stub.requests if q["method"] == "POST" and q["path"] == "/api/v1/training/runs"]
     assert_result(r.json, TOOL, 3)
@@ -268,12 +287,12 @@ def test_submit_training_never_prints_or_writes_a_secret(tmp_path, json_flag):
         stub.responses.update(hub_routes("primeintellect/reverse-text"))
         stub.responses.update(submit_routes())
         env = cli_env(stub.url, tmp_path / "home", **PLANTED)
-        new = ["--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "primeintellect/reverse-text"]
+        new = ["--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "primeintellect/reverse-text", "--no-rehearse"]
         new += ["--wandb-project", "p", "--output", "configs/run.toml", *forward]
         dry = run_script(TOOL, *new, *(["--json"] if json_flag else []), env=env, cwd=work)
         sub = run_script(
             TOOL,
-            *("--config", "configs/run.toml", "--submit", "--yes", *forward),
+            *("--config", "configs/run.toml", "--no-rehearse", "--submit", "--yes", *forward),
             *(["--json"] if json_flag else []),
             env=env,
             cwd=work,

@@ -9,6 +9,9 @@ import pytest
 from vlab.core import secrets
 from vlab.core.cli import json_safe
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 SHAPES = {
     "openai": "sk-proj0123456789abcdefghij",
     "huggingface": "hf_abcdefghijklmnopqrstuvwx",

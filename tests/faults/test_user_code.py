@@ -85,7 +85,9 @@ def test_user_code_fault(tmp_path, name, is_async):
         assert run.returncode == code == obj["exit_code"], run
         assert ids[check] == "fail"
         message = next(c["message"] for c in obj["checks"] if c["id"] == check)
-        assert "while scoring in bad (1x)" in message, message  # names the function; never restarted
+        # names the function; an exit or crash is never called again, a hang once more alone (the retry)
+        times = "2x" if check == "worker_timeout" else "1x"
+        assert f"while scoring in bad ({times})" in message, message
     else:
         assert run.returncode == obj["exit_code"]
         assert ids[check] == "warn"
@@ -99,9 +101,11 @@ def test_user_code_fault(tmp_path, name, is_async):
 @pytest.mark.parametrize("kind", ["async_blocking_hang", "sys_exit"])
 def test_hung_or_exiting_reward_is_called_once_at_the_cost_of_its_bound(tmp_path, kind):
     """Issue 27: with --timeout 5 a hang took 58 to 70 s and sys.exit 46 s, because the worker was
-    restarted (the environment reloaded) and the same function called again, twice. Now the first
-    incident ends the scoring: the function is called once and the run costs one load plus, for a
-    hang, one allowance (--timeout x functions + GRACE)."""
+    restarted (the environment reloaded) and the same function called again, twice. Issue 36: a probe
+    that ran out of time is retried once alone before it becomes a verdict (the machine may have been
+    busy), and a fresh worker scores the other checks without the function that stopped the last one.
+    So an exiting function is called once, a hanging one twice (the retry confirms the hang), and the
+    other checks still get their verdicts."""
     calls = tmp_path / "calls.txt"
     body = f"open({str(calls)!r}, 'a').write('x\\n')\n    "
     body += "import time\n    time.sleep(600)" if kind == "async_blocking_hang" else "import sys\n    sys.exit(0)"
@@ -118,23 +122,27 @@ def test_hung_or_exiting_reward_is_called_once_at_the_cost_of_its_bound(tmp_path
     check = "worker_timeout" if kind == "async_blocking_hang" else "worker_exit"
     ids = {c["id"]: c for c in obj["checks"]}
     assert run.returncode == 1 == obj["exit_code"] and ids[check]["status"] == "fail", (ids, run.stderr[-2000:])
-    assert "in bad (1x)" in ids[check]["message"]
-    assert calls.read_text().count("x") == 1, "the function was called again after it hung or exited"
+    expected = 2 if kind == "async_blocking_hang" else 1
+    assert f"in bad ({expected}x)" in ids[check]["message"]
+    assert calls.read_text().count("x") == expected, "the function was called again after it hung or exited"
+    # the other function's checks ran in a fresh worker: the gold earns exact_match's reward
+    assert ids["gold_reward"]["status"] == "pass", ids["gold_reward"]
+    assert obj["data"]["machine_load"]["fresh_workers"] >= 1
     assert seconds < _bound(obj, timeout=5.0), f"took {seconds:.0f} s"
 
 
 def _bound(obj: dict, timeout: float = 1.0) -> float:
-    """The wall-clock bound the parent enforces, on this machine: each of the (1 + MAX_RESTARTS)
-    workers may load (as long as the first did) and then block for one allowance (--timeout 1 per
-    function + GRACE); plus the script's own start. MAX_RESTARTS is 0 (issue 27): after the first
-    hang or exit nothing is called again, so the cost is one load and one allowance. A hang that
-    is not stopped blows through it (the reward sleeps 600 s), a slow machine does not."""
-    from vlab.env.remote import GRACE, MAX_RESTARTS
+    """The wall-clock bound the parent enforces, on this machine: each of the (1 + MAX_REVIVALS)
+    workers may load (as long as the first did) and then block for one allowance (--timeout per
+    function + GRACE), stretched by the load; plus the script's own start. A hang that is not stopped
+    blows through it (the reward sleeps 600 s), a slow machine does not."""
+    from vlab.env.remote import GRACE, MAX_REVIVALS
 
     env = obj["data"].get("environment") or {}
     load = float(env.get("load_seconds") or 30.0)
     allowance = timeout * max(1, len(env.get("reward_functions") or [])) + GRACE
-    return (1 + MAX_RESTARTS) * (load + allowance) + 45.0
+    scale = max(1.0, float((obj["data"].get("machine_load") or {}).get("bound_scale_at_end") or 1.0))
+    return (1 + MAX_REVIVALS) * (load + allowance * scale) + 45.0
 
 
 def test_verifiers_present():
@@ -184,7 +192,8 @@ def test_v1_user_code_fault(tmp_path, name):
     if code is not None:
         assert run.returncode == code and ids[check] == "fail"
         message = next(c["message"] for c in obj["checks"] if c["id"] == check)
-        assert " in bad (1x)" in message, message
+        times = "2x" if check == "worker_timeout" else "1x"  # a hang is retried once alone (issue 36)
+        assert f" in bad ({times})" in message, message
     assert SECRET not in run.stdout and SECRET not in run.stderr
     assert time.monotonic() - t0 < _bound(obj)
 

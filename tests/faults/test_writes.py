@@ -22,6 +22,9 @@ from trainconfig_fixtures import NATIVE_CONFIG
 from vlab.core import files
 from vlab.core.result import UsageError
 
+# the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
+pytestmark = pytest.mark.once
+
 
 def _fail(code: int):
     def raise_(*args, **kwargs):
@@ -86,6 +89,7 @@ def test_submit_training_config_on_a_full_disk_is_exit_2_and_keeps_the_old_confi
     module = importlib.import_module("submit_training")
     capsys.readouterr()
     argv = ["--config", str(source), "--max-steps", "60", "--output", str(out), "--force", "--offline", "--json"]
+    argv.append("--no-rehearse")  # a Hub environment whose source is not here: the write is what is tested
     code = module.main(argv)
     captured = capsys.readouterr()
     obj = json.loads(captured.out)

@@ -13,7 +13,9 @@ from vlab.scaffold.create import ScaffoldRequest, scaffold_environment
 
 DESCRIPTION = """\
 Create an environment package (module, pyproject.toml, README.md) from a template, under
---path/<name>/. Never replaces anything: an existing folder is refused (exit 2).
+--path/<name>/. An existing folder is refused (exit 2) unless --force: then the template's files are
+written again and everything else in it (data/, files you added) stays. A name already taken by your
+own environment (its folder, or `pip install -e` of it) is "already exists", never a shadowed module.
 
 Templates (--template; --from-inspect takes the one for the dataset's answer kind, v1 unless
 --api classic or the installed verifiers is 0.3.x):
@@ -42,6 +44,8 @@ EPILOG = """\
 examples:
   %(inspect_dataset)s data/train.jsonl --json > inspect.json
   %(prog)s my-math --from-inspect inspect.json --path environments
+  %(prog)s my-math --from-inspect inspect.json --template v1-multiturn-tool   # inspect's calculator suggestion
+  %(prog)s my-math --from-inspect inspect.json --force   # write it again: data/ and your own files stay
   %(prog)s my-quiz --template v1-multiple-choice --question-column stem --choices-column options --answer-column key
   %(prog)s my-words --template v1-numeric --question-column Body --question-column Question --answer-column Answer
   %(prog)s my-code --template v1-code --question-column prompt --tests-column test --entry-point-column entry_point
@@ -123,6 +127,12 @@ def build_parser():
     parser.add_argument(
         "--path", default="environments", help="folder to create the package in (default: environments)"
     )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write an existing package's template files again (module, pyproject.toml, README.md); "
+        "data/ and the files you added stay",
+    )
     parser.add_argument("--list", action="store_true", help="list the templates and exit")
     return parser
 
@@ -136,6 +146,7 @@ def request(args) -> ScaffoldRequest:
         columns={role: getattr(args, dest) for role, dest in ROLE_FLAGS.items() if getattr(args, dest)},
         path=args.path,
         list_only=args.list,
+        force=args.force,
     )
 
 

@@ -261,7 +261,10 @@ def request(args):
 
 def run_checks(request, result):
     from vlab.reward.checks import run_test_reward
+    from vlab.reward.data_file import check_data_files
 
+    # A bad line in a JSON Lines file --env-args names: FILE:LINE, exit 2, before the worker loads it.
+    check_data_files(request.env_args, request.env)
     run_test_reward(request, result)
 
 

@@ -12,7 +12,8 @@ from vlab.core import numbers
 from vlab.core.cli import main_guard, make_parser, run_request
 from vlab.hosted.prime import FORWARDABLE_SECRETS
 from vlab.hosted.render import render
-from vlab.hosted.submit import TARGETS, EnvEvent, SubmitRequest, run_submit_training
+from vlab.hosted.request import TARGETS, EnvEvent, SubmitRequest
+from vlab.hosted.submit import run_submit_training
 
 DESCRIPTION = """\
 Build a training config in the current prime-rl shape that `prime train` accepts ([model] name,
@@ -30,11 +31,18 @@ Then rehearse the run (skip knowingly with --no-rehearse): each environment's wh
 `prime env push` does, installed with its Requires-Dist and verifiers 0.4.0 into a throwaway venv
 (cached by the wheel's hash under ~/.cache/verifiers-lab/rehearse), loaded from an empty folder
 with the config's exact arguments, and the gold of --rehearse-rows rows scored by the installed
-package's rewards. The environment's folder is environments/<module>/ under the current folder.
+package's rewards. The environment's folder is environments/<module>/ under the current folder:
+run from the project folder that holds it. No config is written without a rehearsal: with nothing
+to rehearse (no such folder, e.g. a Hub environment you did not write, or no uv) the run stops
+unless --no-rehearse says to write the config without one.
 A judge-scored environment is scored against test_reward's loopback stub judge (no key, no cost);
 the config's judge settings are checked by name and the result gives the judge calls per step
 for the config's batch size (the dollar cost needs the judge's prices). A data file keeps its
 format's extension (a CSV ships as train.csv); one whose content is not what its name says fails.
+
+The token budget of each train source (token-budget): seq_len must hold the environment's
+turn limit in turns of max_completion_tokens (--max-tokens), the longest rehearsed prompt and a
+tool reply between two turns; the check names the sum and the seq_len that holds it.
 
 The default is a dry run: the config is shown (with a diff against the starting TOML), written
 only when every check passed (--output, default configs/<env>.toml; never over an existing file
@@ -45,8 +53,10 @@ passed and only with --yes (or a confirmation typed on a terminal), and writes a
 
 EPILOG = """\
 examples:
+  %(prog)s --model Qwen/Qwen3-4B-Instruct-2507 --env owner/my-env \\
+      --env-arg dataset_path='"train.jsonl"' --max-steps 50   # from the folder holding environments/my_env/
   %(prog)s --model Qwen/Qwen3-4B-Instruct-2507 --env primeintellect/alphabet-sort \\
-      --env-arg min_turns=3 --max-steps 50 --offline
+      --env-arg min_turns=3 --max-steps 50 --offline --no-rehearse   # a Hub environment without its source
   %(prog)s --from-flat old-rl.toml --output configs/alphabet-sort.toml
   %(prog)s --config configs/alphabet-sort.toml --submit --yes --forward-env WANDB_API_KEY
   %(prog)s --status RUN_ID --json
@@ -57,10 +67,13 @@ what the exit codes mean here:
      or --status found the run FAILED/STOPPED; nothing was submitted unless the result says so.
      Also: a classic environment for Hosted Training or prime-rl after v0.8.0 (nothing written; the
      hint names migrate_env), an environment argument naming a local file for a hosted run, an
-     OWNER/... placeholder id
+     OWNER/... placeholder id, nothing to rehearse (no environments/<module>/ under the current
+     folder: run from the project folder, or pass --no-rehearse), a failed rehearsal, a seq_len
+     that cannot hold the environment's turns (token-budget: raise --seq-len to the number it names)
   2  bad input: unreadable or malformed TOML, an existing --output without --force, --submit without --yes,
      --submit with --target prime-rl (run that config with `uv run rl @` in the checkout)
-  3  the prime CLI is missing, not logged in or its key was rejected (401/403)
+  3  the prime CLI is missing, not logged in or its key was rejected (401/403); uv is missing for the
+     rehearsal (pip install uv, or --no-rehearse)
   4  the platform or the network failed (connection refused, timeout, HTTP 5xx)
 """
 
@@ -122,9 +135,17 @@ def build_parser():
     run_.add_argument("--max-steps", type=numbers.integer(1))
     run_.add_argument("--batch-size", type=numbers.integer(1), help="rollouts per step (orchestrator.batch_size)")
     run_.add_argument("--group-size", type=numbers.integer(1), help="rollouts per example (orchestrator.group_size)")
-    run_.add_argument("--max-tokens", type=numbers.integer(1), help="max completion tokens per rollout")
+    run_.add_argument(
+        "--max-tokens",
+        type=numbers.integer(1),
+        help="max completion tokens per model turn (orchestrator.train.sampling.max_completion_tokens)",
+    )
     run_.add_argument("--temperature", type=numbers.real(0, 10))
-    run_.add_argument("--seq-len", type=numbers.integer(1))
+    run_.add_argument(
+        "--seq-len",
+        type=numbers.integer(1),
+        help="tokens per training sample: the prompt and every turn and tool reply of a rollout (seq_len)",
+    )
     run_.add_argument("--lr", type=numbers.real(0, 1, lo_open=True), help="learning rate (trainer.optim.lr)")
     run_.add_argument("--lora", action="store_true", help="train a LoRA adapter ([trainer.model.lora])")
     run_.add_argument("--lora-rank", type=numbers.integer(1))
@@ -158,7 +179,8 @@ def build_parser():
         "--no-rehearse",
         dest="rehearse",
         action="store_false",
-        help="skip the rehearsal (build, install, load, score each environment); the result says it was skipped",
+        help="write the config without a rehearsal (build, install, load, score each environment): for an "
+        "environment whose source is not under environments/ here; the result says it was skipped",
     )
     act.add_argument(
         "--rehearse-rows",

@@ -359,6 +359,16 @@ TEMPLATES += (
 )
 
 
+# Worked solutions written with a calculator (GSM8K's "<<48/2=24>>" annotations; inspect.formats finds them):
+# the tool templates give the model that calculator, a tool it calls over several turns.
+CALCULATOR_TEMPLATES: dict[Generation, str] = {"classic": "classic-multiturn-tool", "v1": "v1-multiturn-tool"}
+
+
+def calculator_templates(kind: str) -> dict[Generation, str]:
+    """The calculator tool template per generation whose reward reads this answer kind ({} for none)."""
+    return {gen: name for gen, name in CALCULATOR_TEMPLATES.items() if kind in template(name).reads}
+
+
 def template(name: str) -> Template:
     """The entry for a template name (KeyError for an unknown one)."""
     for t in TEMPLATES:

@@ -74,7 +74,7 @@ def _defaults(flavour: str) -> dict[str, Any]:
             "filter_zero": c.filter_zero_advantages,
             "max_steps": c.max_steps,
         }
-    from vlab.hosted.validate import PRIME_RL_DEFAULT_SEQ_LEN
+    from vlab.hosted.document import PRIME_RL_DEFAULT_SEQ_LEN
 
     # prime-rl's own defaults (packages/prime-rl-configs, the commit vlab.hosted.schema follows)
     return {

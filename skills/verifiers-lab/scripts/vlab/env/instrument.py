@@ -5,7 +5,9 @@ still decides what it receives. The wrapper records, per scoring context (a clas
 a v1 trace), the exceptions verifiers would swallow, the value's type errors it would hit,
 each call's time, and stops calls that run past the timeout (``asyncio.timeout`` for async
 functions, SIGALRM on the main thread for sync ones). A function that timed out once is
-skipped (recorded as a timeout) for the rest of the process, so one hang costs one timeout.
+skipped (recorded as a timeout) for the rest of the process, so one hang costs one timeout; a retry
+(``Calls.forget_hangs``) calls it again. A function that took a whole worker down (an exit, a crash, a
+hang past the parent's bound) is never called in the fresh worker that scores the rest (``Calls.skipped``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ from vlab.env.types import FunctionError, Score
 
 class RewardTimeout(Exception):
     """A reward function ran past the timeout and was stopped."""
+
+
+class NotCalled(Exception):
+    """A reward function that ended or killed an earlier worker: not called again (its error, never a score)."""
 
 
 _OWN_FILE = str(Path(__file__).resolve())
@@ -81,6 +87,9 @@ class Calls:
         self.out_of_memory: set[str] = set()
         self.timeout: float = 10.0  # on an idle machine: each call's bound is this times load_scale() then
         self.scale_seen: float = 1.0  # the largest load_scale() a bound used
+        # name -> (kind, reason): functions that stopped an earlier worker (exit, crash, hang): never called
+        # here; a "timeout" one is recorded as a timeout, the others as NotCalled (set per scoring call).
+        self.skipped: dict[str, tuple[str, str]] = {}
         # The functions running now, also written to ``beacon`` (a shared memory page the worker's
         # parent reads when it has to kill or bury the worker: the report names the function).
         self.running: dict[str, int] = {}
@@ -102,6 +111,10 @@ class Calls:
         if self.beacon is not None:
             data = "\n".join(self.running).encode("utf-8", "replace")[: BEACON_BYTES - 1]
             self.beacon[: len(data) + 1] = data + b"\0"
+
+    def forget_hangs(self) -> None:
+        """A retry: the functions that timed out earlier are called again (a busy machine, not a hang?)."""
+        self.hung.clear()
 
     def open(self, ctx: Any) -> None:
         self.by_ctx[id(ctx)] = {"errors": {}, "seconds": {}, "values": {}, "timed_out": []}
@@ -197,6 +210,12 @@ def instrument(func: Callable, calls: Calls, ctx_param: str, group: bool) -> Cal
         if not has_ctx and not takes_kwargs:
             kwargs.pop(ctx_param, None)
         ctxs = list(ctx) if group and isinstance(ctx, list) else [ctx]
+        if name in calls.skipped:
+            kind, reason = calls.skipped[name]
+            what = RewardTimeout if kind == "timeout" else NotCalled
+            err = what(f"not called: it stopped an earlier worker ({reason})")
+            calls.record(ctxs, name, 0.0, err)
+            raise err
         if name in calls.hung:
             err = RewardTimeout(f"skipped: it did not return within {calls.timeout:g} s on an earlier call")
             calls.record(ctxs, name, 0.0, err)

@@ -31,7 +31,23 @@ from vlab.env.classic import ClassicEnvironment
 from vlab.env.v1 import V1Environment
 
 CLASSIC_INSTALL = 'pip install "verifiers==0.3.1"'
-V1_INSTALL = 'pip install "verifiers>=0.3.1"'
+V1_INSTALL = 'pip install "verifiers>=0.4.0"'
+
+
+def install_for(spec: str) -> str:
+    """The verifiers an environment needs, from its source read without importing it (vlab.env.generation):
+    a v1 taskset gets 0.4, a classic one 0.3.1, an unknown one both ways named."""
+    from vlab.env.generation import detect_local
+
+    try:
+        generation = detect_local(spec).generation
+    except Exception:  # noqa: BLE001 - a hint only: an unreadable source names both
+        generation = "unknown"
+    if generation == "v1":
+        return f"{V1_INSTALL}   (it is a v1 taskset)"
+    if generation == "classic":
+        return f"{CLASSIC_INSTALL}   (it is a classic environment: load_environment)"
+    return f"{V1_INSTALL}   (v1 tasksets)  or  {CLASSIC_INSTALL}   (classic load_environment)"
 
 
 @dataclass
@@ -88,9 +104,8 @@ def classify_import_error(err: BaseException, located: Located, spec: str, vf_ve
                 f"environment {spec!r} is not installed (no module {located.module_name!r})", hint=owner_hint
             )
         if missing.startswith("verifiers"):
-            return PrerequisiteError(
-                f"environment imports {missing!r}, which verifiers {vf_version} lacks", hint=CLASSIC_INSTALL
-            )
+            hint = V1_INSTALL if missing.startswith("verifiers.v1") else install_for(spec)
+            return PrerequisiteError(f"environment imports {missing!r}, which verifiers {vf_version} lacks", hint=hint)
         return PrerequisiteError(
             f"environment {located.module_name!r} needs the package {missing.split('.')[0]!r}, which is not installed",
             hint=f"pip install {missing.split('.')[0]} (or install the environment with its dependencies: pip install -e <env folder>)",
@@ -128,12 +143,24 @@ def classify_load_error(err: BaseException, what: str) -> ToolError:
     text = f"{type(err).__name__}: {err}"
     lowered = text.lower()
     names = {t.__name__ for t in type(err).__mro__}
-    if isinstance(err, TypeError) and re.search(
-        r"unexpected keyword argument|missing \d+ required (positional|keyword-only)", lowered
-    ):
+    missing = re.search(r"missing \d+ required (?:positional|keyword-only) arguments?: (.+)$", str(err))
+    if isinstance(err, TypeError) and missing:  # the loader needs an argument nobody passed
+        needed = re.findall(r"'(\w+)'", missing.group(1))
+        example = ", ".join(f'"{n}": {_example_value(n)}' for n in needed) or '"name": "value"'
+        return UsageError(
+            f"{what} needs {', '.join(needed) or 'an argument'}, which --env-args does not give",
+            hint=f"pass it in --env-args: --env-args '{{{example}}}'",
+        )
+    if isinstance(err, TypeError) and "unexpected keyword argument" in lowered:
         return UsageError(
             f"{what} does not accept these --env-args: {err}",
             hint="check the function's parameters and pass matching --env-args JSON",
+        )
+    if isinstance(err, ValueError) and lowered.startswith("valueerror: no dataset named"):  # the templates' loaders
+        return UsageError(
+            f"{what}: no dataset named: the environment reads its data from dataset_path (a file) or dataset_name "
+            "(a Hub dataset), and --env-args gives neither",
+            hint=f"pass it in --env-args: --env-args '{{\"dataset_path\": {_example_value('dataset_path')}}}'",
         )
     if "MissingKeyError" in names or re.search(r"api[_ ]?key", lowered):
         key = re.search(r"\b([A-Z][A-Z0-9_]*_API_KEY)\b", str(err))
@@ -187,6 +214,15 @@ def classify_load_error(err: BaseException, what: str) -> ToolError:
     )
 
 
+def _example_value(name: str) -> str:
+    """A JSON value for an --env-args example: a data file of the current folder for a dataset path."""
+    if "path" in name or "file" in name:
+        found = sorted(p for p in Path("data").glob("*") if p.suffix in (".jsonl", ".json", ".csv", ".parquet"))
+        train = [p for p in found if "train" in p.name]
+        return f'"{(train or found)[0].as_posix()}"' if found else '"data/train.jsonl"'
+    return '"..."'
+
+
 def data_file_damage(env_args: dict) -> UsageError | None:
     """A local data file named in --env-args that is cut short or corrupt: bad input (exit 2) naming
     the file and where it ends, not a fault of the environment's loading code."""
@@ -214,9 +250,7 @@ def load_env(spec: str, env_args: dict | None = None) -> Environment:
     env_args = dict(env_args or {})
     info = verifiers_info()
     if info.version is None:
-        raise PrerequisiteError(
-            "verifiers is not installed", hint=CLASSIC_INSTALL + "   (classic envs)  or  " + V1_INSTALL
-        )
+        raise PrerequisiteError("verifiers is not installed", hint=install_for(spec))
     located = locate(spec)
     if located.search_path and located.search_path not in sys.path:
         sys.path.insert(0, located.search_path)

@@ -9,6 +9,12 @@ call on one core) go to the first worker alone, so state_leak and the probe phas
 siblings met (exits, crashes, hangs, printed output) is folded into the first worker's record
 (``incidents``, ``user_output``) when the pool closes.
 
+A probe that ran out of time is scored again before it becomes a verdict (``_retry_timeouts``): first
+alone, with the function's earlier hang forgotten; if it returns now, the machine was busy, and every
+other probe that timed out in that call is scored again too; if it times out alone as well, the hang is
+the reward's, and that function is not retried again. What was retried, recovered and waited for is
+in ``retries``.
+
 The pool is an ``Environment`` in its own right: every part of the interface is handed to the first
 worker by name (no attribute pass-through), and whether it may spread at all is the constructor's
 ``spread`` argument, decided by the caller before the pool exists (code rewards start a process per
@@ -19,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from typing import Any
 
 from vlab.env.base import Environment, run
@@ -28,6 +35,7 @@ from vlab.env.types import FormatHints, Generate, RolloutResult, Row, Score
 MIN_ITEMS = 1500  # completions scored before siblings pay for their load time (a few seconds each)
 MIN_ROWS = 16  # rows in one call worth splitting
 MAX_WORKERS = 4
+MAX_RETRY_ROUNDS = 3  # scoring calls whose timeouts are retried: a reward that hangs for real costs a few bounds
 
 
 def usable_cores() -> int:
@@ -44,6 +52,11 @@ class ScoringPool(Environment):
         self.workers = max(1, min(workers or usable_cores(), MAX_WORKERS))
         self.siblings: list[RemoteEnvironment] | None = None  # None: not started yet
         self.scored = 0
+        # probes scored again after a timeout, those that then returned, the seconds it took, and the functions
+        # whose hang a retry confirmed (not retried again) or cleared (the machine was busy)
+        self.retries = {"rounds": 0, "probes": 0, "recovered": 0, "seconds": 0.0}
+        self.hangs: set[str] = set()
+        self.recovered: set[str] = set()
         self.calls = env.calls
         self.capabilities, self.name, self.spec = env.capabilities, env.name, env.spec
         self.verifiers_version, self.env_args = env.verifiers_version, env.env_args
@@ -100,6 +113,50 @@ class ScoringPool(Environment):
         return [self.env, *self.siblings]
 
     def score_sync(self, items: list[tuple[Row, object]], timeout: float = 10.0, concurrency: int = 32) -> list[Score]:
+        out = self._retry_timeouts(items, self._score_spread(items, timeout, concurrency), timeout, concurrency)
+        return self._rescore_buried(items, out, timeout, concurrency)
+
+    def _rescore_buried(self, items: list, out: list[Score], timeout: float, concurrency: int) -> list[Score]:
+        """The probes a worker's death took down with it (an exit, a crash, a confirmed hang), scored once more
+        in a fresh worker that never calls the function that stopped it: the other functions' scores count."""
+        stopped = set(self.env.skipped)
+        buried = [
+            i
+            for i, s in enumerate(out)
+            if s.scoring_error is not None
+            and s.scoring_error.type.startswith("Worker")
+            and set(s.timed_out or [n for n, v in s.per_function.items() if v is None]) & stopped
+        ]
+        if buried:
+            for i, s in zip(buried, run(self.env.score([items[i] for i in buried], timeout, concurrency))):
+                out[i] = s
+        return out
+
+    def _retry_timeouts(self, items: list, out: list[Score], timeout: float, concurrency: int) -> list[Score]:
+        """Score the probes that ran out of time again (see the module's docstring); the rest stand."""
+        timed = [i for i, s in enumerate(out) if s.timed_out and not set(s.timed_out) <= self.hangs]
+        if not timed or self.retries["rounds"] >= MAX_RETRY_ROUNDS:
+            return out
+        self.retries["rounds"] += 1
+        t0 = time.perf_counter()
+        names = {name for i in timed for name in out[i].timed_out}
+        first, rest = timed[0], timed[1:]
+        [out[first]] = run(self.env.score([items[first]], timeout, 1, retry=True))
+        tried = [first]
+        if out[first].timed_out:  # alone too: the reward's own hang
+            self.hangs |= set(out[first].timed_out)
+        elif rest:  # the machine was busy: the others again
+            for i, s in zip(rest, run(self.env.score([items[i] for i in rest], timeout, concurrency, retry=True))):
+                out[i] = s
+            tried += rest
+        still = {name for i in tried for name in out[i].timed_out}
+        self.recovered |= names - still - self.hangs
+        self.retries["probes"] += len(tried)
+        self.retries["recovered"] += sum(1 for i in tried if not out[i].timed_out)
+        self.retries["seconds"] = round(self.retries["seconds"] + time.perf_counter() - t0, 1)
+        return out
+
+    def _score_spread(self, items: list[tuple[Row, object]], timeout: float, concurrency: int) -> list[Score]:
         self.scored += len(items)
         if not self.spread or self.workers < 2 or self.scored < MIN_ITEMS or len({id(r) for r, _ in items}) < MIN_ROWS:
             return self.env.score_sync(items, timeout, concurrency)

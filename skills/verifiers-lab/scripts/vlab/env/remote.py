@@ -4,11 +4,13 @@ The parent keeps stdout and the exit code. The worker's stdout and stderr go to 
 file, read back masked and truncated (``user_output``). A worker that exits (sys.exit,
 os._exit, atexit), is killed, crashes or stops answering becomes an ``incident`` and a
 failed score with its reason, never a silent pass. Wall-clock limits are enforced here:
-when no answer comes within the allowance, the worker is killed. A worker is never restarted
-(``MAX_RESTARTS``): the function that hung or exited would hang or exit again, and each restart
-reloads the environment, so the rows not yet scored fail at once with the first incident, which
-names the reward functions that were running (the worker shares them on a beacon page) and
-costs close to its bound: one load plus one allowance.
+when no answer comes within the allowance, the worker is killed. The incident names the reward
+functions that were running (the worker shares them on a beacon page); a fresh worker (the
+environment loaded again, at most ``MAX_REVIVALS`` times) scores the rest without ever calling
+those functions again (``skipped``: they would exit or hang again), so one bad function costs one
+load and one allowance, and every other function and check still gets its scores. A death that
+names no function is not revived: the rows not yet scored fail at once with the first incident.
+A retry (``score(..., retry=True)``) calls a function that timed out once more, alone.
 Rows are sent in one message per scoring call and scores come back one message per group,
 so the per-call cost stays small.
 """
@@ -36,7 +38,7 @@ from vlab.env.types import ROLLOUT_KEY, FormatHints, FunctionError, Generate, Ro
 from vlab.env.worker import kill_tree
 
 GRACE = 5.0  # seconds added to each wall-clock allowance (process and pipe overhead)
-MAX_RESTARTS = 0  # reloading the environment to call the same function again only multiplied the cost
+MAX_REVIVALS = 3  # fresh workers after deaths that named their function (never called again there)
 # The load time limit (test_reward --load-timeout; local_train uses this default): loading may
 # download a dataset, so it is generous; an import or load_environment that blocks forever is
 # stopped at this limit and reported as worker_timeout (exit 1), never waited on.
@@ -113,6 +115,9 @@ class RemoteEnvironment(Environment):
         self._args = dict(env_args or {})
         self.load_timeout = load_timeout
         self.incidents: list[dict] = []
+        # name -> (kind, reason): functions that stopped a worker, never called by a fresh one (a retry may call a hung one)
+        self.skipped: dict[str, tuple[str, str]] = {}
+        self.revivals = 0
         self._output: list[tuple[int, str]] = []  # (bytes written, excerpt) per finished worker
         self._handlers: dict[int, Any] = {}
         self._next = 0
@@ -288,10 +293,17 @@ class RemoteEnvironment(Environment):
 
     def _alive(self, during: str) -> None:
         if self.proc is None or self.proc.poll() is not None:
-            if len(self.incidents) > MAX_RESTARTS:
-                first = self.incidents[0]
-                raise ToolError(f"not run: the environment's process stopped earlier ({first['reason']})")
+            if self.incidents:  # revived only without the functions it named (``skipped``): no second death
+                last = self.incidents[-1]
+                if self.revivals >= MAX_REVIVALS or not last.get("functions"):
+                    first = self.incidents[0]
+                    raise ToolError(f"not run: the environment's process stopped earlier ({first['reason']})")
+                self.revivals += 1
             self._start(during)
+
+    def _stopped_by(self, kind: str, reason: str, running: list[str]) -> None:
+        for name in running or []:  # a worker's death while scoring or in a rollout: not called again
+            self.skipped.setdefault(name, (kind, reason))
 
     def _request_sync(self, msg: tuple, limit: float, during: str) -> Any:
         rid = self._rid()
@@ -351,7 +363,11 @@ class RemoteEnvironment(Environment):
             scoring_error=FunctionError(f"Worker{kind.capitalize()}", reason, ""),
         )
 
-    async def score(self, items: list[tuple[Row, Any]], timeout: float = 10.0, concurrency: int = 32) -> list[Score]:
+    async def score(
+        self, items: list[tuple[Row, Any]], timeout: float = 10.0, concurrency: int = 32, retry: bool = False
+    ) -> list[Score]:
+        """``retry``: call again the functions that timed out (or stopped a worker by a hang); one that returns is cleared."""
+        skipped = {n: v for n, v in self.skipped.items() if not (retry and v[0] == "timeout")}
         index: dict[int, int] = {}
         groups: list[tuple[Row, list[int]]] = []
         for i, (row, _) in enumerate(items):
@@ -378,13 +394,17 @@ class RemoteEnvironment(Environment):
             payload = [(gi, groups[gi][0], [items[i][1] for i in groups[gi][1]]) for gi in pending]
             started: list[int] = []
             try:
-                self._to.send(("score", rid, payload, timeout, concurrency))
+                self._to.send(("score", rid, payload, timeout, concurrency, skipped, retry))
             except OSError:
                 pass
             try:
                 pending = await self._collect(box, groups, pending, started, out, allowance)
             finally:  # also when cancelled (Ctrl-C): no handler is left pointing at a closed loop
                 self._handlers.pop(rid, None)
+        if retry:  # a function that returned this time was slow, not hung: the next calls call it again
+            for name in [n for n, v in self.skipped.items() if v[0] == "timeout"]:
+                if all(s is not None and name not in s.timed_out for s in out):
+                    del self.skipped[name]
         return out  # type: ignore[return-value]
 
     async def _collect(
@@ -420,6 +440,7 @@ class RemoteEnvironment(Environment):
             else:  # dead
                 kind, reason = msg[2], msg[3]
                 self.incidents.append({"kind": kind, "reason": reason, "during": "scoring", "functions": msg[4]})
+                self._stopped_by(kind, reason, msg[4])
                 undone = [gi for gi in pending if out[groups[gi][1][0]] is None]
                 blamed = [gi for gi in started if gi in undone] or undone[:1]
                 for gi in blamed:
@@ -469,6 +490,7 @@ class RemoteEnvironment(Environment):
                     self.incidents.append(
                         {"kind": msg[2], "reason": msg[3], "during": "a rollout", "functions": msg[4]}
                     )
+                    self._stopped_by(msg[2], msg[3], msg[4])
                     score = self._failed(msg[2], msg[3], msg[4])
                     return [RolloutResult([], row.prompt, score, [], None, msg[3]) for _ in range(n)]
                 return self._value(msg, "running a rollout")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -44,11 +45,7 @@ class V1Environment(Environment):
             config_type = vf.taskset_config_type(self.name)
             config = config_type(**{"id": self.name, **env_args})
         except Exception as err:  # noqa: BLE001 - pydantic validation of --env-args
-            lines = str(err).splitlines()
-            raise UsageError(
-                f"{spec}: bad --env-args for {config_type.__name__ if 'config_type' in locals() else 'the taskset config'}: {lines[0] if lines else err}",
-                hint=" ".join(lines[1:4]) or "check the taskset config's fields",
-            ) from err
+            raise _bad_env_args(spec, locals().get("config_type"), env_args, err) from err
         try:
             self.taskset = taskset_cls(config)
         except Exception as err:  # noqa: BLE001
@@ -230,3 +227,55 @@ class V1Environment(Environment):
             ]
             results.append(RolloutResult(completion, list(row.prompt), score, turns, "single_turn", None))
         return results
+
+
+def _bad_env_args(spec: str, config_type: Any, env_args: dict, err: Exception) -> UsageError:
+    """--env-args the taskset's config refuses, said in its words: a key that lives deeper in the config (the
+    turn limit at task.max_turns) is named with where it goes, as JSON the user can paste."""
+    name = getattr(config_type, "__name__", "the taskset config")
+    problems = err.errors() if hasattr(err, "errors") else []
+    for problem in problems:
+        loc = [str(part) for part in problem.get("loc", ())]
+        if problem.get("type") != "extra_forbidden" or len(loc) != 1:
+            continue
+        places = _field_paths(config_type, loc[0])
+        if places:
+            path = places[0].split(".")
+            example = json.dumps({path[0]: _nest(path[1:], env_args.get(loc[0]))})
+            return UsageError(
+                f"{spec}: {name} has no {loc[0]!r} at its top; it is {' or '.join(places)}",
+                hint=f"pass it there: --env-args '{example}' (other keys stay at the top)",
+            )
+        fields = sorted(getattr(config_type, "model_fields", {}))
+        return UsageError(
+            f"{spec}: {name} has no field {loc[0]!r}",
+            hint=f"its fields: {', '.join(fields)}" if fields else "check the taskset config's fields",
+        )
+    lines = str(err).splitlines()
+    if problems:
+        first = problems[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or name
+        return UsageError(
+            f"{spec}: bad --env-args for {name}: {where}: {first.get('msg', lines[0] if lines else err)}",
+            hint=f"got {first.get('input')!r}" if "input" in first else "check the taskset config's fields",
+        )
+    return UsageError(
+        f"{spec}: bad --env-args for {name}: {lines[0] if lines else err}",
+        hint=" ".join(lines[1:4]) or "check the taskset config's fields",
+    )
+
+
+def _nest(path: list[str], value: Any) -> Any:
+    return {path[0]: _nest(path[1:], value)} if path else value
+
+
+def _field_paths(model: Any, name: str, prefix: str = "", depth: int = 0) -> list[str]:
+    """Where a field of this name lives in a pydantic config and its nested configs (task.max_turns)."""
+    found = []
+    for field_name, field in (getattr(model, "model_fields", None) or {}).items():
+        sub = field.annotation
+        if depth and field_name == name:
+            found.append(f"{prefix}{field_name}")
+        if isinstance(sub, type) and hasattr(sub, "model_fields") and depth < 3:
+            found += _field_paths(sub, name, f"{prefix}{field_name}.", depth + 1)
+    return found

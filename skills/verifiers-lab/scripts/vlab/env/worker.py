@@ -5,7 +5,7 @@ stdout and stderr sent to a capture file, so nothing the user's code prints reac
 parent's stdout. It talks to the parent over two pipes with pickled tuples:
 
   parent -> worker   ("load", spec, env_args) | ("rows", rid, n, start) | ("hints", rid)
-                     ("score", rid, groups, timeout, concurrency)
+                     ("score", rid, groups, timeout, concurrency, skipped, retry)
                      ("rollout", rid, row, n, sampling_args, timeout) | ("reply", call_id, Reply|error)
   worker -> parent   ("ok", rid, value) | ("error", rid, kind, message, hint, exit_code)
                      ("started", rid, group_index) | ("group", rid, group_index, scores)
@@ -91,7 +91,7 @@ class Worker:
             elif op == "hints":
                 value = self.env.format_hints()
             elif op == "score":
-                value = await self.score(rid, msg[2], msg[3], msg[4])
+                value = await self.score(rid, *msg[2:])
             elif op == "validate":
                 value = await self.env.validate_rows(msg[2], msg[3])
             elif op == "rollout":
@@ -132,9 +132,15 @@ class Worker:
             "hints": env.format_hints(),
         }
 
-    async def score(self, rid: int, groups: list, timeout: float, concurrency: int) -> None:
-        """Score each group (row, completions), sending each group's scores as it finishes."""
+    async def score(
+        self, rid: int, groups: list, timeout: float, concurrency: int, skipped: dict | None = None, retry=False
+    ) -> None:
+        """Score each group (row, completions), sending each group's scores as it finishes. ``skipped``: the
+        functions that stopped an earlier worker (not called); ``retry``: call the ones that timed out again."""
         self.env.calls.timeout = timeout
+        self.env.calls.skipped = dict(skipped or {})
+        if retry:
+            self.env.calls.forget_hangs()
         sem = asyncio.Semaphore(max(1, concurrency))
 
         async def one(gi: int, row, completions) -> None:

@@ -6,8 +6,8 @@ The modules, in the order the data flows:
   shape, read the run's metadata (``EvalSource``, ``RunMetadata``).
 - ``fields``: one field of a row normalised (reward, score, completion size, error, prompt key),
   shared by both readers.
-- ``read``: stream rows of every shape as one typed record (``EvalRow``; vf-validate rows as
-  ``ValidateRow``), with ``ReadStats`` of what was skipped.
+- ``read``: stream the rollouts of every shape as one typed record (``EvalRow``), with ``ReadStats``
+  of what was skipped.
 - ``batches``: the fast msgspec column reader for classic shapes (falls back to ``read``).
 - ``columns``: rollouts as compact array columns (``Columns``), collected in parallel for big files.
 - ``stats``: distributions, inferred weights, GRPO group statistics and pass@k as frozen records.
@@ -15,7 +15,7 @@ The modules, in the order the data flows:
   (``function_kind``, ``correctness_function``).
 - ``verdicts``: ``Thresholds`` (the one home of every threshold; SKILL.md quotes some), ``judge_input``, ``judge``.
 - ``recommend``: prime-rl settings from the same figures; the group size its table supports.
-- ``validate``: vf-validate output, its analysis and verdicts.
+- ``validate``: vf-validate output (its rows as ``ValidateRow``), its analysis and verdicts.
 - ``render``: the human report of the figures.
 - ``check``: the entry point, ``check_reward_distribution(CheckRequest, Result)``.
 """

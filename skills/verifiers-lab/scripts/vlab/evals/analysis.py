@@ -218,8 +218,11 @@ def _grouping(source: EvalSource, cols: Columns, example: np.ndarray, prompt: np
     group = example
     grouping = "task key" if source.shape == V1_TRACES else "example_id"
     if cols.n and (prompt >= 0).all() and len(cols.prompt_codes) > 0:
-        pairs = np.unique(np.stack([example, prompt.astype(np.int64)]), axis=1)
-        prompts_per_id = np.bincount(pairs[0])
+        # distinct (id, prompt) pairs as one integer each (codes are small: no overflow): a 1-D unique, ~10x
+        # faster than np.unique(axis=1) over the stacked pair
+        width = int(prompt.max()) + 1
+        pairs = np.unique(example.astype(np.int64) * width + prompt)
+        prompts_per_id = np.bincount(pairs // width)
         if prompts_per_id.max() > 1:
             group = prompt
             grouping = (

@@ -30,11 +30,13 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from vlab.core.result import Result
-from vlab.evals.read import ReadStats, iter_rows
+from vlab.evals.fields import example_of, is_missing
+from vlab.evals.read import ReadStats, classic_structs, iter_rows, numbered_lines
 from vlab.evals.source import CLASSIC_FAMILY, V1_TRACES, EvalSource
 
 MAX_ROWS = 20_000  # a bounded pass: about 0.7 s on the 1.24 KB rows of bench/bench_check_reward_distribution.py
@@ -90,7 +92,9 @@ class Answers:
 
 
 def normalise(text: str) -> str:
-    return " ".join(_TEXT.sub(r"\1", text).split()).strip(" .,;:!?\"'`*").casefold()
+    if "\\" in text:  # \text{} and its kin start with a backslash: most answers have none to unwrap
+        text = _TEXT.sub(r"\1", text)
+    return " ".join(text.split()).strip(" .,;:!?\"'`*").casefold()
 
 
 def final_answer(completion: Any) -> str | None:
@@ -130,6 +134,25 @@ def _text(content: Any) -> Any:
     return content
 
 
+def _answer_rows(source: EvalSource) -> Iterator[tuple[Any, str | None, Any]]:
+    """(example, final answer, gold) of each rollout, as ``read.iter_rows`` with ``answer_of`` reads them. Classic
+    rows are decoded by the same rule (``read.classic_structs``) without the figures the column reader already
+    counted (scores, sizes, turn limits): the pass costs its rows' decoding and answers alone."""
+    if source.shape == V1_TRACES:
+        for row in iter_rows(source, ReadStats(), answer_of=final_answer):
+            yield row.example, row.answer, row.gold
+        return
+    with_answer = "answer" not in source.score_names  # a score named "answer" is read as one, not as the gold
+    stats = ReadStats()
+    for _, _, row in classic_structs(source, numbered_lines(source.path, stats), stats, with_answer):
+        completion, gold = row.completion, row.answer if with_answer else None
+        yield (
+            example_of(row),
+            final_answer(None if is_missing(completion) else completion),
+            None if is_missing(gold) else gold,
+        )
+
+
 def read_answers(source: EvalSource) -> Answers | None:
     """The answers of a classic, plain or v1 traces file (None for vf-validate output or no completions):
     the first ``MAX_ROWS`` rollouts of ``read.iter_rows``, each with its final answer and gold."""
@@ -139,15 +162,14 @@ def read_answers(source: EvalSource) -> Answers | None:
     golds: dict[Any, str] = {}
     given: Counter = Counter()
     code = 0
-    for row in itertools.islice(iter_rows(source, ReadStats(), answer_of=final_answer), MAX_ROWS):
-        example, answer, gold = row.example, row.answer, row.gold
+    for example, answer, gold in itertools.islice(_answer_rows(source), MAX_ROWS):
         if answer is not None:
             given[answer] += 1
             code += isinstance(answer, Program)
             if example is not None:
                 by_group.setdefault(example, []).append(answer)
-        if example is not None and isinstance(gold, (str, int)) and str(gold).strip():
-            golds.setdefault(example, normalise(str(gold)))
+        if example is not None and example not in golds and isinstance(gold, (str, int)) and str(gold).strip():
+            golds[example] = normalise(str(gold))  # an example's first gold, as setdefault kept it
     if not given:
         return None
     multi = [a for a in by_group.values() if len(a) >= 2]

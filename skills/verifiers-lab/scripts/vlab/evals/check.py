@@ -7,19 +7,20 @@ human rendering (``render.render_report``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from vlab.core.console import log
 from vlab.core.result import Result
 from vlab.evals.analysis import Analysis, analyse
 from vlab.evals.answers import judge_answers, read_answers
-from vlab.evals.columns import collect
-from vlab.evals.read import ReadStats, read_validate_rows
+from vlab.evals.columns import collect_beside
+from vlab.evals.read import ReadStats
 from vlab.evals.recommend import recommend
 from vlab.evals.sampling import DEFAULT_ROW_BUDGET
 from vlab.evals.source import V1_VALIDATE, EvalSource, locate
 from vlab.evals.tally import TallySpec
-from vlab.evals.validate import ValidateAnalysis, analyse_validate, judge_validate
+from vlab.evals.validate import ValidateAnalysis, analyse_validate, judge_validate, read_validate_rows
 from vlab.evals.verdicts import Thresholds, judge, judge_input
 
 
@@ -59,10 +60,11 @@ def _check(source: EvalSource, th: Thresholds, result: Result, row_budget: int) 
         result.summary = "vf-validate output: no model rollouts to judge"
         return validation
     spec = TallySpec(pass_threshold=th.pass_threshold, near_empty_chars=th.near_empty_chars)
-    analysis = analyse(source, collect(source, stats, spec=spec, row_budget=row_budget), stats)
+    # the answers pass reads the file's first rows again: in a reading process while the others read a large file
+    cols, answers = collect_beside(source, functools.partial(read_answers, source), stats, spec, row_budget)
+    analysis = analyse(source, cols, stats)
     judge_input(analysis, th, result)
     blocking = judge(analysis, th, result)
-    answers = read_answers(source)
     judge_answers(answers, analysis.solve_rate, th, result)
     recs = recommend(analysis, th)
     result.data = {

@@ -2,8 +2,9 @@
 
 ``collect(source)`` fills ``Columns`` (array-backed, ~31 bytes a rollout plus 1 per reward
 function or metric while it has at most 256 distinct values: ``coded.CodedColumn``): classic shapes through
-the msgspec column reader (``batches``), in parallel processes for large files (byte ranges of at most
-``PART_BYTES``, merged in file order); v1 traces (or any ``EvalRow`` stream) row by row. Past its row budget
+the msgspec column reader (``batches``), in parallel processes for large files (one per core: byte ranges of
+at most ``PART_BYTES``, merged in file order; ``collect_beside`` runs a second pass, the answers, in one of
+them); v1 traces (or any ``EvalRow`` stream) row by row. Past its row budget
 the columns hold a sample of whole examples (``sampling``), every row read being tallied first (``tally``):
 memory stays flat however many rows the file has.
 """
@@ -16,7 +17,7 @@ import math
 import os
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -161,15 +162,15 @@ class Columns:
             self._extend_raw(example)  # integer ids are kept as they are and coded once at the end
         else:
             self._stop_raw_int_examples()
-            codes = self.example_codes
-            setdefault = codes.setdefault
-            self.example.extend([setdefault(e, len(codes)) for e in example])
+            self.example.extend(_codes(self.example_codes, example))
         if b.prompt_key is None:
             self.prompt.extend(array("i", [-1]) * m)
-        else:
+        elif None in b.prompt_key:
             pcodes = self.prompt_codes
             psd = pcodes.setdefault
             self.prompt.extend([-1 if k is None else psd(k, len(pcodes)) for k in b.prompt_key])
+        else:
+            self.prompt.extend(_codes(self.prompt_codes, b.prompt_key))
         if b.issues:
             self.reward.extend([math.nan if v is None else v for v in b.reward])
             for i, issue in b.issues:
@@ -379,6 +380,14 @@ def _recode(col: array, codes: dict[Any, int]) -> tuple[array, dict[Any, int], n
     return array(col.typecode, new.astype(np.dtype(col.typecode)).tobytes()), kept_codes, used
 
 
+def _codes(codes: dict[Any, int], keys: list) -> list[int]:
+    """Each key's code, new keys coded in first-seen order (``setdefault`` row by row, but one look a distinct key)."""
+    for key in dict.fromkeys(keys):
+        if key not in codes:
+            codes[key] = len(codes)
+    return list(map(codes.__getitem__, keys))
+
+
 def _append_named(cols: dict[str, CodedColumn], values: dict[str, float], n: int) -> None:
     for name, col in cols.items():
         col.append(values.get(name, math.nan))
@@ -415,8 +424,8 @@ def collect_range(
 
 
 def _collect_parallel(
-    source: EvalSource, stats: ReadStats, workers: int, spec: TallySpec | None, row_budget: int
-) -> Columns | None:
+    source: EvalSource, stats: ReadStats, workers: int, spec: TallySpec | None, row_budget: int, beside=None
+) -> tuple[Columns, Any] | None:
     import multiprocessing
     from collections import deque
     from concurrent.futures import ProcessPoolExecutor
@@ -430,6 +439,7 @@ def _collect_parallel(
     part_budget = max(1, row_budget // workers)  # the workers' rows held together stay within the budget
     try:
         with ProcessPoolExecutor(min(workers, len(ranges)), mp_context=multiprocessing.get_context("fork")) as pool:
+            side = pool.submit(beside) if beside is not None else None  # first: it runs while the others read
             # parts are merged in file order, each dropped at once; at most two a worker are read ahead
             read = functools.partial(collect_range, source, spec=spec, row_budget=part_budget)
             todo = iter(ranges)
@@ -441,10 +451,43 @@ def _collect_parallel(
                 cols.merge(part_cols, offset)
                 merged.merge(part_stats, offset)
                 del part_cols
+            side_result = side.result() if side is not None else None
     except (OSError, RuntimeError):  # no processes on this system: read serially
         return None
     stats.merge(merged, 0)
-    return cols
+    return cols, side_result
+
+
+def cores() -> int:
+    """CPUs this process may run on (its affinity: a container or ``taskset`` may allow fewer than the machine has)."""
+    affinity = getattr(os, "sched_getaffinity", None)  # none on macOS and Windows
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
+def reading_workers(source: EvalSource) -> int:
+    """Processes ``collect`` reads ``source`` with: one per core up to 4 for a classic file of
+    ``PARALLEL_MIN_BYTES`` or more (a small file is read faster than processes start), else 1."""
+    if batches.msgspec is None or source.shape not in CLASSIC_FAMILY:
+        return 1
+    return min(4, cores()) if source.path.stat().st_size >= PARALLEL_MIN_BYTES else 1
+
+
+def collect_beside(
+    source: EvalSource,
+    beside: Callable[[], Any],
+    stats: ReadStats | None = None,
+    spec: TallySpec | None = None,
+    row_budget: int = DEFAULT_ROW_BUDGET,
+) -> tuple[Columns, Any]:
+    """``collect(source)`` and ``beside()``, a second pass that needs no columns (the answers): run in one of the
+    reading processes (picklable: a partial of a module function) where the file is read in parallel, else after."""
+    stats = stats if stats is not None else ReadStats()
+    workers = reading_workers(source)
+    if workers > 1:
+        parallel = _collect_parallel(source, stats, workers, spec, row_budget, beside)
+        if parallel is not None:
+            return parallel
+    return collect(source, stats, workers=1, spec=spec, row_budget=row_budget), beside()
 
 
 def collect(
@@ -456,17 +499,16 @@ def collect(
     row_budget: int = DEFAULT_ROW_BUDGET,
 ) -> Columns:
     """Columns of every rollout (beyond ``row_budget`` rollouts, of a sample of the examples: ``sampling``).
-    Classic shapes take the fast column path (in parallel for large files: ``workers`` processes, default one
-    per CPU up to 4). ``spec``: the thresholds the tally of every row counts by."""
+    Classic shapes take the fast column path (in parallel for large files: ``workers`` processes, default
+    ``reading_workers``). ``spec``: the thresholds the tally of every row counts by."""
     stats = stats if stats is not None else ReadStats()
     if rows is None and batches.msgspec is not None and source.shape in CLASSIC_FAMILY:
         if workers is None:
-            big = source.path.stat().st_size >= PARALLEL_MIN_BYTES
-            workers = min(4, os.cpu_count() or 1) if big else 1
+            workers = reading_workers(source)
         if workers > 1:
             parallel = _collect_parallel(source, stats, workers, spec, row_budget)
             if parallel is not None:
-                return parallel
+                return parallel[0]
         part_cols, part_stats = collect_range(source, None, spec=spec, row_budget=row_budget)
         stats.merge(part_stats, 0)
         return part_cols

@@ -3,8 +3,8 @@
 ``iter_rows(source)`` yields an ``EvalRow`` per rollout from any rollout shape (``source``
 names them: classic 0.3.x, 2025 rows, v1 traces, plain JSONL) in bounded memory (a line
 longer than ``MAX_LINE_BYTES`` is read through unheld and counted as a malformed row);
-``read_validate_rows()`` reads ``vf-validate`` output, which holds model-free checks
-(``ValidateRow``), not rollouts. ``ReadStats`` counts what the reader skipped.
+``vf-validate`` output holds model-free checks, not rollouts (``validate`` reads it).
+``ReadStats`` counts what the reader skipped.
 
 Rows are decoded with msgspec into structs that name only the fields needed, so prompts
 and token arrays are skipped at C speed; without msgspec (or for a row msgspec rejects,
@@ -120,7 +120,7 @@ AnswerOf = Callable[[Any], "str | None"]  # a completion (text or chat messages)
 def iter_rows(
     source: EvalSource, stats: ReadStats | None = None, answer_of: AnswerOf | None = None
 ) -> Iterator[EvalRow]:
-    """Stream the rollouts of ``source`` (not for v1-validate: see read_validate_rows). With ``answer_of``
+    """Stream the rollouts of ``source`` (not for v1-validate: see validate.read_validate_rows). With ``answer_of``
     each row also carries its completion's final answer and its gold (the answers pass, ``evals.answers``)."""
     stats = stats if stats is not None else ReadStats()
     if source.shape == V1_TRACES:
@@ -128,10 +128,12 @@ def iter_rows(
     elif source.shape == V1_VALIDATE:
         raise UsageError(f"{source.path} is vf-validate output: it holds model-free checks, not rollouts")
     else:
-        yield from classic_rows(source, _lines(source.path, stats), stats, answer_of)
+        yield from classic_rows(source, numbered_lines(source.path, stats), stats, answer_of)
 
 
-def _lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, bytes]]:
+def numbered_lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, bytes]]:
+    """(line number, line) of each non-blank line of a (gzip) JSON Lines file, a UTF-8 BOM dropped; what it
+    skips (blank lines, lines over ``MAX_LINE_BYTES``) counted in ``stats``."""
     with open_binary(path) as f:
         n = 0
         last = b""
@@ -192,7 +194,7 @@ def _classic_struct(extra: tuple[str, ...], with_prompt: bool, with_answer: bool
     for i, name in enumerate(extra):
         fields.append((f"x{i}", Any, MISSING_MS))
         rename[f"x{i}"] = name
-    return msgspec.defstruct("ClassicRow", fields, rename=rename)
+    return msgspec.defstruct("ClassicRow", fields, rename=rename, gc=False)  # JSON makes no cycles: untracked
 
 
 def _rollout_key(example: Any, timing: Any) -> int:
@@ -206,19 +208,16 @@ def _line_key(raw: bytes) -> int:
     return hash(raw[:-1] if raw.endswith(b"\n") else raw)
 
 
-def classic_rows(
-    source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: ReadStats, answer_of: AnswerOf | None = None
-) -> Iterator[EvalRow]:
-    """The reference row-by-row reader of classic shapes, over (line number, line) pairs (the
-    fast column path in ``batches`` must agree, and falls back to this for chunks it cannot take)."""
-    extra = source.score_names
+def classic_structs(
+    source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: ReadStats, with_answer: bool = False
+) -> Iterator[tuple[int, bytes, Any]]:
+    """(line number, line, row) of each classic row, decoded into the struct naming only what the reader needs
+    (``_classic_struct``; score ``i`` is attribute ``x{i}``, or its own name without msgspec), through ``json``
+    for a row msgspec rejects (a NaN literal); malformed and other-shape rows are counted and skipped. The one
+    decoding rule of ``classic_rows`` and of the answers pass (``answers``)."""
     # 2025 writers may have mis-numbered ids; plain files may too: fingerprint the prompt there.
-    want_prompt = source.shape != CLASSIC
-    timed = source.shape == CLASSIC and source.rollout_identity
-    with_answer = answer_of is not None and "answer" not in extra  # a score named "answer" is read as one
-    row_type = _classic_struct(extra, want_prompt, with_answer) if msgspec is not None else None
+    row_type = _classic_struct(source.score_names, source.shape != CLASSIC, with_answer) if msgspec else None
     decode = msgspec.json.Decoder(row_type).decode if row_type is not None else None
-    extra_attrs = [(f"x{i}" if row_type is not None else name, name) for i, name in enumerate(extra)]
     for lineno, raw in lines:
         row = None
         if decode is not None:
@@ -241,6 +240,20 @@ def classic_rows(
                 continue
             stats.fallback_rows += 1
             row = msgspec.convert(obj, row_type) if row_type is not None else _Row(obj)
+        yield lineno, raw, row
+
+
+def classic_rows(
+    source: EvalSource, lines: Iterable[tuple[int, bytes]], stats: ReadStats, answer_of: AnswerOf | None = None
+) -> Iterator[EvalRow]:
+    """The reference row-by-row reader of classic shapes, over (line number, line) pairs (the
+    fast column path in ``batches`` must agree, and falls back to this for chunks it cannot take)."""
+    extra = source.score_names
+    want_prompt = source.shape != CLASSIC
+    timed = source.shape == CLASSIC and source.rollout_identity
+    with_answer = answer_of is not None and "answer" not in extra  # a score named "answer" is read as one
+    extra_attrs = [(f"x{i}" if msgspec is not None else name, name) for i, name in enumerate(extra)]
+    for lineno, raw, row in classic_structs(source, lines, stats, with_answer):
         example = example_of(row)
         reward, issue = reward_value(row.reward)
         scores: dict[str, float] = {}
@@ -284,20 +297,21 @@ def classic_rows(
 # -- v1 traces ---------------------------------------------------------------------
 
 if msgspec is not None:
+    # gc=False: decoded JSON forms no reference cycles, so the collector need not track (and walk) every row
 
-    class _V1Node(msgspec.Struct):
+    class _V1Node(msgspec.Struct, gc=False):
         message: Any = None
         sampled: bool = False
 
-    class _V1Call(msgspec.Struct):
+    class _V1Call(msgspec.Struct, gc=False):
         finish_reason: Any = None
         error: Any = None
 
-    class _V1Agent(msgspec.Struct):
+    class _V1Agent(msgspec.Struct, gc=False):
         name: Any = None
         trainable: Any = True
 
-    class _V1Trace(msgspec.Struct):
+    class _V1Trace(msgspec.Struct, gc=False):
         id: Any = None
         rewards: Any = None
         metrics: Any = None
@@ -309,12 +323,12 @@ if msgspec is not None:
         errors: Any = None
         agent: _V1Agent | None = None
 
-    class _V1Task(msgspec.Struct):
+    class _V1Task(msgspec.Struct, gc=False):
         key: Any = None
         hash: Any = None
         data: Any = None
 
-    class _V1Episode(msgspec.Struct):
+    class _V1Episode(msgspec.Struct, gc=False):
         id: Any = None
         task: _V1Task | None = None
         ok: Any = None
@@ -337,7 +351,7 @@ _V1_TRUNCATING = frozenset(
 
 def _iter_v1(source: EvalSource, stats: ReadStats, answer_of: AnswerOf | None = None) -> Iterator[EvalRow]:
     decode = msgspec.json.Decoder(_V1Episode).decode if msgspec is not None else None
-    for lineno, raw in _lines(source.path, stats):
+    for lineno, raw in numbered_lines(source.path, stats):
         episode = None
         if decode is not None:
             try:
@@ -468,52 +482,3 @@ def _trace_row(trace: Any, example: Any, episode: Any, ep_error: str | None, raw
         answer,
         gold,
     )
-
-
-# -- vf-validate -------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ValidateOutcome:
-    """One vf-validate check of a task (gold: the reference answer; noop: the untouched task)."""
-
-    reason: str  # passed / invalid / error / unchecked ...
-    rewards: tuple[tuple[str, float], ...]  # numeric per-function rewards (read for noop only)
-
-
-@dataclass(frozen=True, slots=True)
-class ValidateRow:
-    """One task of a vf-validate results.jsonl."""
-
-    index: Any
-    gold: ValidateOutcome | None
-    noop: ValidateOutcome | None
-
-
-def _validate_outcome(row: dict, mode: str) -> ValidateOutcome | None:
-    sub = row.get(mode) if isinstance(row.get(mode), dict) else (row if row.get("mode") == mode else None)
-    if sub is None:
-        return None
-    rewards = ()
-    if mode == "noop":  # only the untouched task's rewards are judged
-        rewards = tuple(
-            (fn, float(score)) for fn, score in (sub.get("rewards") or {}).items() if isinstance(score, (int, float))
-        )
-    return ValidateOutcome(str(sub.get("reason")), rewards)
-
-
-def read_validate_rows(source: EvalSource, stats: ReadStats | None = None) -> list[ValidateRow]:
-    """The per-task rows of a vf-validate results.jsonl (one per task; small)."""
-    stats = stats if stats is not None else ReadStats()
-    rows = []
-    for lineno, raw in _lines(source.path, stats):
-        try:
-            obj = json.loads(raw)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            stats.note_malformed(lineno)
-            continue
-        if not isinstance(obj, dict) or detect_shape(obj) != V1_VALIDATE:
-            stats.other_shape_rows += 1
-            continue
-        rows.append(ValidateRow(obj.get("index"), _validate_outcome(obj, "gold"), _validate_outcome(obj, "noop")))
-    return rows

@@ -35,6 +35,22 @@ CLASSIC_2025 = "classic-vf-eval-2025"
 V1_TRACES = "v1-traces"
 V1_VALIDATE = "v1-validate"
 PLAIN = "plain-jsonl"
+
+
+def eval_command(shape: str | None, examples: int = 50, rollouts: int = 4) -> str:
+    """The vf-eval command that writes a file of this shape again, larger: v1 traces come from verifiers 0.4's
+    vf-eval (offline flags as SKILL.md gives them; its `-s` means shuffle), the rest from 0.3's (`-s` saves)."""
+    if shape in (V1_TRACES, V1_VALIDATE):
+        offline = "--no-push --env.agent.runtime.type subprocess --env.agent.harness.id null"
+        return f"vf-eval TASKSET {offline} -n {examples} -r {rollouts}"
+    return f"vf-eval ENV -n {examples} -r {rollouts} -s"
+
+
+def max_tokens_flag(shape: str | None) -> str:
+    """vf-eval's max-tokens option for the generation that wrote this shape (0.4: --sampling.max-tokens)."""
+    return "--sampling.max-tokens" if shape in (V1_TRACES, V1_VALIDATE) else "-t"
+
+
 CLASSIC_FAMILY = (CLASSIC, CLASSIC_2025, PLAIN)  # one row reader and one column reader serve these
 
 SHAPES = {
@@ -174,7 +190,8 @@ def locate(results: str | os.PathLike | None, search_dirs: list | tuple | None =
             where = ", ".join(str(d) for d in dirs) or "./outputs"
             raise UsageError(
                 f"no eval results found under {where}",
-                hint="run an eval that saves results (vf-eval ENV -n 50 -r 4 -s), or pass --results PATH",
+                hint=f"run an eval that saves results (classic: `{eval_command(CLASSIC)}`; v1: `{eval_command(V1_TRACES)}`), "
+                "or pass --results PATH",
             )
         return _found_by_search(files)
     path = Path(results)

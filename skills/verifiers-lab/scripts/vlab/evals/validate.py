@@ -1,21 +1,68 @@
 """vf-validate output (verifiers 0.4): model-free checks, not rollouts.
 
-``analyse_validate`` counts the outcomes of the rows ``read.read_validate_rows`` gives
+``read_validate_rows`` reads its per-task rows (``ValidateRow``), ``analyse_validate`` counts their outcomes
 (gold: the reference answer must pass; noop: an untouched task must not), ``judge_validate``
 turns them into verdicts. With no model rollouts there is no verdict on training.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from vlab.core.invocation import command
 from vlab.core.result import Result, UsageError
-from vlab.evals.read import ValidateRow
-from vlab.evals.source import EvalSource
+from vlab.evals.read import ReadStats, numbered_lines
+from vlab.evals.source import V1_TRACES, V1_VALIDATE, EvalSource, detect_shape, eval_command
 from vlab.evals.stats import round_figure
+
+
+@dataclass(frozen=True, slots=True)
+class ValidateOutcome:
+    """One vf-validate check of a task (gold: the reference answer; noop: the untouched task)."""
+
+    reason: str  # passed / invalid / error / unchecked ...
+    rewards: tuple[tuple[str, float], ...]  # numeric per-function rewards (read for noop only)
+
+
+@dataclass(frozen=True, slots=True)
+class ValidateRow:
+    """One task of a vf-validate results.jsonl."""
+
+    index: Any
+    gold: ValidateOutcome | None
+    noop: ValidateOutcome | None
+
+
+def _validate_outcome(row: dict, mode: str) -> ValidateOutcome | None:
+    sub = row.get(mode) if isinstance(row.get(mode), dict) else (row if row.get("mode") == mode else None)
+    if sub is None:
+        return None
+    rewards = ()
+    if mode == "noop":  # only the untouched task's rewards are judged
+        rewards = tuple(
+            (fn, float(score)) for fn, score in (sub.get("rewards") or {}).items() if isinstance(score, (int, float))
+        )
+    return ValidateOutcome(str(sub.get("reason")), rewards)
+
+
+def read_validate_rows(source: EvalSource, stats: ReadStats | None = None) -> list[ValidateRow]:
+    """The per-task rows of a vf-validate results.jsonl (one per task; small)."""
+    stats = stats if stats is not None else ReadStats()
+    rows = []
+    for lineno, raw in numbered_lines(source.path, stats):
+        try:
+            obj = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            stats.note_malformed(lineno)
+            continue
+        if not isinstance(obj, dict) or detect_shape(obj) != V1_VALIDATE:
+            stats.other_shape_rows += 1
+            continue
+        rows.append(ValidateRow(obj.get("index"), _validate_outcome(obj, "gold"), _validate_outcome(obj, "noop")))
+    return rows
 
 
 @dataclass(frozen=True)
@@ -102,6 +149,6 @@ def judge_validate(v: ValidateAnalysis, result: Result) -> None:
         "rollouts",
         "vf-validate output holds model-free checks, not model rollouts: it cannot say whether "
         "training would learn anything",
-        "run an eval with several rollouts per task and check it: vf-eval TASKSET -n 50 -r 4, "
+        f"run an eval with several rollouts per task and check it: {eval_command(V1_TRACES)}, "
         f"then {command('check_reward_distribution')} --results outputs/<run>",
     )

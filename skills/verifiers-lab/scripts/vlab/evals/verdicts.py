@@ -16,6 +16,7 @@ from vlab import catalog
 from vlab.core.invocation import command
 from vlab.core.result import Result, UsageError
 from vlab.evals.analysis import Analysis
+from vlab.evals.source import eval_command, max_tokens_flag
 
 
 def _option(default: Any, kind: str, help: str) -> Any:
@@ -196,7 +197,7 @@ def judge(a: Analysis, th: Thresholds, result: Result) -> list[str]:
             "samples",
             f"too few samples to judge: {n} rollouts over {c.examples} examples "
             f"(need >= {th.min_rollouts} rollouts and >= {th.min_examples} examples)",
-            f"re-run the eval larger, e.g. `vf-eval ENV -n {max(th.min_examples, 50)} -r 4 -s` "
+            f"re-run the eval larger, e.g. `{eval_command(a.source.shape, max(th.min_examples, 50))}` "
             "(thresholds: --min-rollouts, --min-examples)",
         )
     else:
@@ -263,7 +264,8 @@ def judge(a: Analysis, th: Thresholds, result: Result) -> list[str]:
             f"{truncated:.0%} of rollouts were truncated (more than {th.max_truncated:.0%}): their rewards measure "
             "the token budget, not the task",
             "raise the max tokens and re-run the eval before training: [orchestrator.train.sampling] "
-            "max_completion_tokens ([sampling] max_tokens), vf-eval -t (threshold: --max-truncated)",
+            f"max_completion_tokens ([sampling] max_tokens), vf-eval {max_tokens_flag(a.source.shape)} N "
+            "(threshold: --max-truncated)",
         )
     elif truncated > th.warn_truncated:
         result.warn(
@@ -410,7 +412,7 @@ def judge(a: Analysis, th: Thresholds, result: Result) -> list[str]:
             "group-signal",
             "one rollout per example: group signal cannot be measured "
             "(GRPO learns only from groups whose rewards differ)",
-            "re-run the eval with -r 4 or more (vf-eval ENV -n 50 -r 4 -s)",
+            f"re-run the eval with -r 4 or more (`{eval_command(a.source.shape)}`)",
         )
     else:
         share = s.nonzero_advantage_share

@@ -1,8 +1,9 @@
 """prime-rl / Hosted Training configs: current key schema, builder, flat-config conversion, validation.
 
-submit_training's entry point is ``submit.run_submit_training(SubmitRequest(...), result)``
-(``--status RUN_ID``: ``status.run_status``); ``render.render(result, console, request)`` draws
-its human report.
+submit_training's entry point is ``submit.run_submit_training(request.SubmitRequest(...), result)``:
+the request handed through its stages, build, validate, gate, rehearse (and the token budget,
+``tokens``), write, submit (``--status RUN_ID``: ``status.run_status``); ``render.render(result,
+console, request)`` draws its human report.
 
 Public API (also used by local_train's prime-rl engine):
 

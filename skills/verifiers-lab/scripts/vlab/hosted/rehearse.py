@@ -20,11 +20,16 @@ Each failure is its own check with its fix: an absolute local path, data the whe
 says (``dataformat``), no dataset argument where the taskset has no
 default, an undeclared import (the module and the dependency to add), a Hub dataset that cannot be
 reached (offline: a warning that the load was not tried, never a pass), gold below the top reward.
+Nothing to rehearse (no ``environments/<module>/`` under the current folder, no uv) fails for
+submit_training (``RehearseOptions.required``: no config is written without a rehearsal) and is a
+warning for local_train's hand-off.
 
 ``rehearse(result, plain, target, options)`` appends the checks to ``result`` and returns a ``Rehearsal``;
 ``rehearse_config`` is what submit_training and local_train's prime-rl engine call (``--no-rehearse``:
-a skip check that says so). Steps 3 and 4 live in ``rehearse_load``; a judge-scored environment is
-scored against the loopback stub judge, its judge settings and calls per step checked (``rehearse_judge``).
+a skip check that says so). The data arguments are checked in ``rehearse_data``; steps 3 and 4 live in
+``rehearse_load`` (which also sizes a rollout for the token budget, ``hosted.tokens``); a judge-scored
+environment is scored against the loopback stub judge, its judge settings and calls per step checked
+(``rehearse_judge``).
 """
 
 from __future__ import annotations
@@ -33,7 +38,6 @@ import email.parser
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -41,9 +45,9 @@ import tempfile
 import time
 import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from vlab.core.result import EXIT_FAIL, Check, ToolError
+from vlab.core.result import EXIT_FAIL, EXIT_PREREQ, Check, ToolError
 
 VERIFIERS = "verifiers==0.4.0"  # what Hosted Training and current prime-rl run (v1 tasksets)
 DEFAULT_ROWS = 20
@@ -52,9 +56,6 @@ INSTALL_TIMEOUT = 900.0
 LOAD_TIMEOUT = 600.0
 SCORE_TIMEOUT = 30.0  # per reward call
 EPS = 1e-6
-DATA_EXT = (".jsonl", ".json", ".csv", ".tsv", ".parquet", ".arrow", ".txt", ".yaml", ".yml", ".gz", ".zip")
-_DATASET_KEY = re.compile(r"(dataset|data|path|file)", re.I)
-_HUB_KEY = re.compile(r"^(dataset_name|dataset|hf_dataset|dataset_id)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,9 @@ class RehearseOptions:
     load_timeout: float = LOAD_TIMEOUT
     specs: tuple[tuple[str, str], ...] = ()  # (env id, local folder the user named)
     cwd: str | None = None  # where environments/<module> is looked for (default: the current folder)
+    # Nothing to rehearse (no source folder, no uv) fails: no config is written without a rehearsal
+    # (submit_training; --no-rehearse skips it knowingly). False: a warning (local_train's hand-off).
+    required: bool = False
 
 
 @dataclass
@@ -122,6 +126,27 @@ def config_sources(plain: dict) -> list[Source]:
     return out
 
 
+def folder_candidates(env_id: str, cwd: Path) -> list[Path]:
+    """Where an environment's source folder is looked for, in order: environments/<module>, then its
+    Hub name's spelling, <module> and the current folder itself."""
+    module = module_name(env_id)
+    name = env_id.rsplit("/", 1)[-1].split("@", 1)[0]
+    out = []
+    for folder in (cwd / "environments" / module, cwd / "environments" / name, cwd / module, cwd / name, cwd):
+        if folder not in out:
+            out.append(folder)
+    return out
+
+
+def user_path(path: Path, cwd: Path | None = None) -> str:
+    """``path`` as the user sees it from the current folder: relative inside it, else absolute."""
+    base = Path(cwd or Path.cwd()).resolve()
+    try:
+        return Path(path).resolve().relative_to(base).as_posix() or "."
+    except ValueError:
+        return str(Path(path).resolve())
+
+
 def find_folder(env_id: str, options: RehearseOptions) -> Path | None:
     """The environment's source folder: the one the user named, else environments/<module> or <module>."""
     named = dict(options.specs).get(env_id)
@@ -134,8 +159,7 @@ def find_folder(env_id: str, options: RehearseOptions) -> Path | None:
         return None
     cwd = Path(options.cwd or Path.cwd())
     module = module_name(env_id)
-    name = env_id.rsplit("/", 1)[-1].split("@", 1)[0]
-    for folder in (cwd / "environments" / module, cwd / "environments" / name, cwd / module, cwd / name, cwd):
+    for folder in folder_candidates(env_id, cwd):
         if (folder / "pyproject.toml").is_file() and (
             (folder / f"{module}.py").is_file() or (folder / module / "__init__.py").is_file()
         ):
@@ -221,129 +245,13 @@ def install(wheel: Wheel, uv: str, online: bool) -> tuple[Path, bool]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-# -- data the arguments name ------------------------------------------------------------------------
-
-
-def _strings(value, key: str) -> list[tuple[str, str]]:
-    if isinstance(value, str):
-        return [(key, value)]
-    if isinstance(value, dict):
-        return [p for k, v in value.items() for p in _strings(v, f"{key}.{k}")]
-    if isinstance(value, list):
-        return [p for i, v in enumerate(value) for p in _strings(v, f"{key}[{i}]")]
-    return []
-
-
-def is_absolute(value: str) -> bool:
-    v = value.strip()
-    return v.startswith(("/", "~", "\\")) or bool(re.match(r"^[A-Za-z]:[\\/]", v))
-
-
-def names_file(key: str, value: str) -> bool:
-    """An argument that names a file: a data extension, or a path-like key with a path-like value."""
-    v = value.strip()
-    if not v or "://" in v or "\n" in v or len(v) > 1024:
-        return False
-    if is_absolute(v) or v.startswith(("./", "../")):
-        return True
-    last = re.split(r"[.\[]", key)[-1]
-    return v.lower().endswith(DATA_EXT) or (bool(re.search(r"(path|file|dir)s?$", last, re.I)) and "/" in v)
-
-
-def shipped_as(names: list[str], value: str, module: str) -> str | None:
-    """The wheel member a package-relative ``value`` names (as the template's data_file looks it up)."""
-    rel = PurePosixPath(value.strip().lstrip("./"))
-    inside = PurePosixPath(*rel.parts[1:]) if rel.parts[:1] == ("data",) and len(rel.parts) > 1 else rel
-    wanted = {str(rel), f"{module}/{rel}", f"{module}/data/{inside}", f"{module}_data/{inside}", f"data/{inside}"}
-    for name in names:
-        if name in wanted:
-            return name
-    tail = f"/{inside}"
-    return next((n for n in names if n.endswith(tail) and ".dist-info/" not in n), None)
-
-
-def data_checks(src: Source, wheel: Wheel | None, folder: Path | None, target: str) -> list[Check]:
-    """Absolute paths fail (hosted; prime-rl: must exist there); relative ones pass exactly when the wheel ships them."""
-    checks = []
-    module = module_name(src.env_id)
-    for key, value in [p for k, v in src.args.items() for p in _strings(v, k)]:
-        if not names_file(key, value):
-            continue
-        named = f"{src.where} ({src.env_id}): {key} = {value!r}"
-        if is_absolute(value):
-            if target == "hosted":
-                checks.append(
-                    _check(
-                        "fail",
-                        f"{named} is an absolute path on this machine; the hosted run cannot read it",
-                        "ship the file in the package (environments/<env>/data/, listed in pyproject's "
-                        "[tool.hatch.build] include) and pass its name relative to data/, e.g. "
-                        f'{key}="{Path(value).name}"',
-                        id="rehearse-data",
-                    )
-                )
-            elif not Path(value).expanduser().exists():
-                checks.append(_check("fail", f"{named} names a path that does not exist", id="rehearse-data"))
-            elif wrong := _wrong_format(named, value, Path(value).expanduser()):
-                checks.append(wrong)
-            else:
-                checks.append(
-                    _check(
-                        "warn",
-                        f"{named} is an absolute path: the machine that runs prime-rl must have it at that path",
-                        "ship the file in the package instead, so the run needs nothing outside the wheel",
-                        id="rehearse-data",
-                    )
-                )
-            continue
-        if wheel is None:
-            continue
-        member = shipped_as(wheel.names, value, module)
-        if member:
-            wrong = _wrong_format(named, member, wheel.path, member)
-            checks.append(wrong or _check("pass", f"{named}: shipped in the wheel as {member}", id="rehearse-data"))
-            continue
-        where = f"{folder.name}/data/{PurePosixPath(value).name}" if folder else f"data/{PurePosixPath(value).name}"
-        checks.append(
-            _check(
-                "fail",
-                f"{named} is not in the built wheel {wheel.path.name}: the run would not find it",
-                f"put the file at {where} and ship data/ in pyproject.toml: "
-                '[tool.hatch.build] include = [..., "data/**"] (the templates\' '
-                '[tool.hatch.build.targets.wheel.sources] "data" = '
-                f'"{module}_data" installs it beside the module), then re-run',
-                id="rehearse-data",
-            )
-        )
-    return checks
-
-
-def _wrong_format(named: str, shown: str, source: Path, member: str | None = None) -> Check | None:
-    """The rehearse-data failure of a data file whose content is not what its extension says (``dataformat``)."""
-    from vlab.hosted.dataformat import explain, mismatch, read_head
-
-    head = read_head(source, member)
-    wrong = mismatch(member or source.name, head) if head is not None else None
-    return _check("fail", *explain(named, shown, wrong), id="rehearse-data") if wrong else None
-
-
-def hub_dataset(args: dict) -> str | None:
-    """The Hub dataset the arguments name when no file argument is given."""
-    files = [k for k, v in args.items() if isinstance(v, str) and names_file(k, v)]
-    if files:
-        return None
-    for k, v in args.items():
-        if isinstance(v, str) and v and _HUB_KEY.match(k):
-            return v
-    return None
-
-
 # -- the whole rehearsal ------------------------------------------------------------------------------
 
 
 def rehearse(result, plain: dict, target: str, options: RehearseOptions) -> Rehearsal:
     """Every source of the config: build, install, load, score; the checks go into ``result``."""
     from vlab.hosted import rehearse_judge
+    from vlab.hosted.rehearse_data import data_checks
     from vlab.hosted.rehearse_load import load_and_score
 
     t0 = time.perf_counter()
@@ -367,7 +275,7 @@ def rehearse(result, plain: dict, target: str, options: RehearseOptions) -> Rehe
                     "cached": reason == "cached",
                 }
             )
-            data = data_checks(src, wheel, folder, target)
+            data = data_checks(src, wheel, folder, target, options.cwd)
             result.checks.extend(data)
             judge = rehearse_judge.plan_for(src, wheel, folder)  # judge-scored: scored against the stub judge
             if judge is not None:
@@ -384,25 +292,51 @@ def rehearse(result, plain: dict, target: str, options: RehearseOptions) -> Rehe
     return outcome
 
 
+def no_folder_check(env_id: str, options: RehearseOptions) -> Check:
+    """Nothing to rehearse: where the source folder was looked for, and the two ways on."""
+    named = dict(options.specs).get(env_id)
+    cwd = Path(options.cwd or Path.cwd())
+    module = module_name(env_id)
+    if named:
+        looked = f"{named} has no pyproject.toml beside it (or one folder up)"
+    else:
+        places = ", ".join(
+            f"{user_path(f, cwd)}/" if f != cwd else "the current folder" for f in folder_candidates(env_id, cwd)
+        )
+        looked = (
+            f"no environments/{module}/ with a pyproject.toml and {module}.py under {cwd.resolve()} "
+            f"(looked in {places})"
+        )
+    if not options.required:
+        return _check(
+            "warn",
+            f"{env_id}: no source folder found ({looked}), so the run was not rehearsed",
+            "run from the folder that holds environments/, or skip the rehearsal knowingly with --no-rehearse",
+        )
+    return _check(
+        "fail",
+        f"{env_id}: nothing to rehearse: {looked}; the config is not written without a rehearsal",
+        f"run the same command from the project folder that holds environments/{module}/ (its pyproject.toml "
+        "and module), or pass --no-rehearse to write the config without a rehearsal",
+    )
+
+
 def _build_and_install(result, src: Source, options: RehearseOptions, uv: str | None, tmp: Path):
     """(folder, wheel, venv python, "cached"|"installed"|None); the checks of what failed go into ``result``."""
     folder = find_folder(src.env_id, options)
     if folder is None:
-        result.checks.append(
-            _check(
-                "warn",
-                f"{src.env_id}: no source folder found (looked for environments/{module_name(src.env_id)}/ with a "
-                "pyproject.toml under the current folder), so the run was not rehearsed",
-                "run from the folder that holds environments/, or skip the rehearsal knowingly with --no-rehearse",
-            )
-        )
+        result.checks.append(no_folder_check(src.env_id, options))
         return None, None, None, None
     if uv is None:
         result.checks.append(
-            _check(
-                "warn",
-                f"{src.env_id}: uv is not installed, so the run was not rehearsed (a throwaway venv needs it)",
-                "pip install uv, then re-run",
+            Check(
+                "rehearse",
+                "fail" if options.required else "warn",
+                f"{src.env_id}: uv is not installed, so the run cannot be rehearsed (a throwaway venv needs it)"
+                + ("; the config is not written without a rehearsal" if options.required else ""),
+                "pip install uv, then re-run"
+                + (", or pass --no-rehearse to skip it knowingly" if options.required else ""),
+                EXIT_PREREQ,
             )
         )
         return folder, None, None, None
@@ -487,8 +421,10 @@ def rehearse_config(
     online: bool,
     rehearsing: bool,
     specs: dict[str, str] | None = None,
+    required: bool = False,
 ) -> None:
-    """The rehearsal of every v1 source (``hosted.rehearse``), or the check that says it was skipped."""
+    """The rehearsal of every v1 source (``hosted.rehearse``), or the check that says it was skipped.
+    ``required``: nothing to rehearse fails (submit_training) instead of warning."""
     if not rehearsing:
         result.skip(
             "rehearse",
@@ -506,4 +442,5 @@ def rehearse_config(
 
         plain = tomllib.loads(tomlkit.dumps(plain))
         to_legacy(plain, outcome.legacy_ids)
-    rehearse(result, plain, target, RehearseOptions(rows=rows, online=online, specs=tuple((specs or {}).items())))
+    options = RehearseOptions(rows=rows, online=online, specs=tuple((specs or {}).items()), required=required)
+    rehearse(result, plain, target, options)

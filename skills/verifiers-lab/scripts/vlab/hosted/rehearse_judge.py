@@ -69,7 +69,7 @@ def _masked_url(url: str) -> str:
 
 def settings_check(src: Source, plan: JudgePlan, target: str) -> Check:
     """rehearse-judge: the judge model, endpoint and key variable the config names (the key by name only)."""
-    from vlab.hosted.validate import _is_name
+    from vlab.hosted.rules_secrets import is_var_name
 
     parts, warned, bad_url, fixes = [], False, False, []
     for arg in JUDGE_ARGS:
@@ -79,7 +79,7 @@ def settings_check(src: Source, plan: JudgePlan, target: str) -> Check:
             parts.append(f"{arg} not named (the package's default{f' {default!r}' if default else ''} applies)")
             fixes.append(f"name {arg} in the config (--env-arg {arg}=...), so the run does not depend on a default")
             warned = True
-        elif arg == "judge_api_key_var" and not _is_name(value):
+        elif arg == "judge_api_key_var" and not is_var_name(value):
             parts.append(f"{arg} does not name a variable (its value is not shown; see judge-key)")
             warned = True
         elif arg == "judge_base_url" and not re.match(r"^https?://", str(value)):
@@ -88,7 +88,7 @@ def settings_check(src: Source, plan: JudgePlan, target: str) -> Check:
         else:
             parts.append(f"{arg} = {_masked_url(value) if arg == 'judge_base_url' else value!r}")
     var = src.args.get("judge_api_key_var", plan.defaults.get("judge_api_key_var"))
-    if _is_name(var):
+    if is_var_name(var):
         present = bool(os.environ.get(var))  # presence only: the value is never read into anything
         parts.append(f"{var} is {'' if present else 'not '}set on this machine")
         warned |= not present  # reported, never fatal: the run reads it where it runs

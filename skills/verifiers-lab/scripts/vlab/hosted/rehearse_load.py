@@ -12,17 +12,8 @@ import tempfile
 from pathlib import Path
 
 from vlab.core.result import Check, ToolError
-from vlab.hosted.rehearse import (
-    _DATASET_KEY,
-    EPS,
-    SCORE_TIMEOUT,
-    RehearseOptions,
-    Source,
-    _check,
-    hub_dataset,
-    module_name,
-    names_file,
-)
+from vlab.hosted.rehearse import EPS, SCORE_TIMEOUT, RehearseOptions, Source, _check, module_name
+from vlab.hosted.rehearse_data import _DATASET_KEY, hub_dataset, names_file
 
 # Modules whose distribution has another name (the fix names the distribution to declare).
 DISTRIBUTIONS = {
@@ -187,6 +178,41 @@ def gold_check(src: Source, scored: dict, n_rows: int, rewards: list[str], full:
     )
 
 
+def offered_tools(env, row) -> list[dict] | None:
+    """The tool definitions the model is offered, as one rollout's first request carries them (the model
+    answers "ok"); None when that rollout could not run."""
+    from vlab.env.types import Reply
+
+    captured: list[list[dict]] = []
+
+    def capture(messages, sampling_args, tools=None):
+        captured.append(list(tools or []))
+        return Reply(text="ok")
+
+    try:
+        env.rollout_sync(row, capture, timeout=SCORE_TIMEOUT)
+    except ToolError:
+        return None
+    return captured[0] if captured else None
+
+
+def size_rollout(env, rows: list) -> dict:
+    """What the token budget reads of the loaded environment: its turn limit as loaded with the config's
+    arguments, whether it takes several turns, and its longest prompt (the offered tools included) in tokens."""
+    from vlab.reward.budget import prompt_tokens, token_counter
+
+    caps = env.capabilities
+    tools = offered_tools(env, rows[0]) if caps.tools and rows else []
+    count, counted_by = token_counter(None)
+    return {
+        "multi_turn": bool(caps.multi_turn or caps.tools),
+        "max_turns": caps.max_turns,
+        "prompt_tokens": prompt_tokens([r.prompt for r in rows], tools or [], count),
+        "tools_counted": tools is not None,
+        "counted_by": counted_by,
+    }
+
+
 def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dict, judge=None) -> list[Check]:
     """``judge``: a judge environment's ``rehearse_judge.JudgePlan``: scored against the stub judge."""
     from vlab.env.remote import _SCRIPTS, RemoteEnvironment
@@ -250,6 +276,7 @@ def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dic
                 checks.append(rehearse_judge.gold_check(src, scored, len(rows), names, full, out["judge"], folder))
             else:
                 checks.append(gold_check(src, scored, len(rows), names, full))
+            out["rollout"] = size_rollout(env, rows)  # last: the token budget's numbers (``hosted.tokens``)
             return checks
         except ToolError as err:
             return [_check("fail", f"{named}: scoring in the installed package failed: {err.message}", err.hint)]

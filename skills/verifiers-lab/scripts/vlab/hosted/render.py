@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from vlab.core.result import Result
-from vlab.hosted.submit import SubmitRequest
+from vlab.hosted.request import SubmitRequest
 
 
 def render(result: Result, con: Any, request: SubmitRequest, outcome: Any = None) -> None:

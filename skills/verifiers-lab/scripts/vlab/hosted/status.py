@@ -13,7 +13,7 @@ from vlab.core.result import EXIT_EXTERNAL, EXIT_USAGE, Result
 from vlab.hosted import prime
 
 if TYPE_CHECKING:
-    from vlab.hosted.submit import SubmitRequest
+    from vlab.hosted.request import SubmitRequest
 
 TERMINAL_FAILED = {"FAILED", "STOPPED"}
 

@@ -1,4 +1,11 @@
-"""submit_training's flow: build or convert a config, validate it, show it, write it, submit it, report a run."""
+"""submit_training's flow, stage by stage: build the config document from the request, validate it,
+gate it (will the run start), rehearse it (and check its token budget), write it, submit it.
+
+``run_submit_training`` hands the request through the stages in that order; each is a function of
+its own (``build_draft``, ``validate_draft``, ``gate_draft``, ``rehearse_draft``, ``write_draft``,
+``submit_written``) that reads the request and the ``Draft`` and adds its checks to the result. A
+stage that refuses (a classic environment, a failed check) leaves nothing written and nothing sent.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import tomlkit
 
@@ -18,168 +26,18 @@ from vlab.core.files import write_atomic, write_json_atomic
 from vlab.core.invocation import command
 from vlab.core.result import EXIT_EXTERNAL, EXIT_FAIL, EXIT_PREREQ, EXIT_USAGE, PrerequisiteError, Result, UsageError
 from vlab.hosted import gate, prime
-from vlab.hosted.builder import SourceSpec, TrainParams, build_document, parse_env_arg, source_name_for
+from vlab.hosted.builder import build_document, source_name_for
+from vlab.hosted.document import source_env_ids
 from vlab.hosted.flat import convert_flat, looks_flat
 from vlab.hosted.prime_rl_schema import validate_with_prime_rl
 from vlab.hosted.rehearse import local_finder, rehearse_config
-from vlab.hosted.schema import HOSTED_CLI_KEYS, schema_info
+from vlab.hosted.request import SubmitRequest, params_from_request
+from vlab.hosted.rules_envs import Lookup
+from vlab.hosted.rules_secrets import key_var_names
+from vlab.hosted.schema import HOSTED_CLI_KEYS, SchemaInfo, schema_info
 from vlab.hosted.status import run_status
-from vlab.hosted.validate import ENV_ID_RE, Lookup, key_var_names, source_env_ids, validate_document
-
-TARGETS = ("hosted", "prime-rl")
-RUN_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
-
-
-# -- the request -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class EnvEvent:
-    """One --env/--eval-env/--env-arg/--ratio, kept in command-line order so args attach to their env."""
-
-    kind: str  # env | eval-env | arg | ratio
-    value: str
-
-
-@dataclass(frozen=True)
-class SubmitRequest:
-    """What submit_training is asked: a starting point, run parameters that override it, and what to do."""
-
-    # starting point (one of, or neither for a new config from the parameters)
-    config: str | None = None
-    from_flat: str | None = None
-    target: str = "hosted"
-    # run parameters (None: keep the starting TOML's value or the template's)
-    model: str | None = None
-    env_events: tuple[EnvEvent, ...] = ()
-    max_steps: int | None = None
-    batch_size: int | None = None
-    group_size: int | None = None
-    max_tokens: int | None = None
-    temperature: float | None = None
-    seq_len: int | None = None
-    lr: float | None = None
-    lora: bool = False
-    lora_rank: int | None = None
-    lora_alpha: float | None = None
-    train_gpus: int | None = None
-    infer_gpus: int | None = None
-    wandb_project: str | None = None
-    wandb_name: str | None = None
-    wandb_entity: str | None = None
-    ckpt_interval: int | None = None
-    eval_interval: int | None = None
-    eval_num_examples: int | None = None
-    # what to do
-    output: str | None = None
-    force: bool = False
-    dry_run: bool = False
-    submit: bool = False
-    yes: bool = False
-    forward_env: tuple[str, ...] = ()
-    status: str | None = None  # a run id: report it instead of building a config
-    offline: bool = False
-    prime_rl_dir: str | None = None
-    prime_rl_python: str | None = None
-    timeout: float = 30.0
-    submit_timeout: float = 300.0
-    schema_timeout: float = 300.0
-    strict: bool = False  # warnings block a submission too
-    rehearse: bool = True  # build, install, load and score each environment as the run will (--no-rehearse)
-    rehearse_rows: int = 20
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "env_events", tuple(self.env_events))
-        object.__setattr__(self, "forward_env", tuple(self.forward_env))
-        if self.submit and self.dry_run:
-            raise UsageError("--submit and --dry-run are exclusive")
-        if self.rehearse_rows < 1:
-            raise UsageError(f"--rehearse-rows {self.rehearse_rows} must be at least 1")
-        if self.target not in TARGETS:
-            raise UsageError(f"unknown target {self.target!r}", hint="one of: " + ", ".join(TARGETS))
-        if self.submit and self.target == "prime-rl":
-            raise UsageError(
-                "--submit sends a config to Hosted Training; a --target prime-rl config runs on your own machines",
-                hint="run it from the prime-rl checkout: cd PRIME_RL_DIR && uv run rl @ CONFIG",
-            )
-        if self.status:
-            if not RUN_ID_RE.match(self.status):
-                raise UsageError(f"{self.status!r} is not a run id")
-        elif self.config and self.from_flat:
-            raise UsageError(
-                "--config and --from-flat are exclusive", hint="convert with --from-flat, or check with --config"
-            )
-
-
-# -- command-line events -> parameters -------------------------------------------------------------
-
-
-@dataclass
-class SourcePlan:
-    train: list[SourceSpec] = field(default_factory=list)
-    eval: list[SourceSpec] = field(default_factory=list)
-
-
-def sources_from_events(events: list[EnvEvent]) -> SourcePlan:
-    """``--env A --env-arg k=v --ratio 0.7 --env B``: each --env-arg/--ratio belongs to the --env before it."""
-    plan = SourcePlan()
-    last: SourceSpec | None = None
-    for ev in events:
-        if ev.kind in ("env", "eval-env"):
-            if not ENV_ID_RE.match(ev.value):
-                raise UsageError(f"{ev.value!r} is not an environment id", hint="use owner/name or owner/name@version")
-            last = SourceSpec(taskset_id=ev.value)
-            (plan.train if ev.kind == "env" else plan.eval).append(last)
-        elif last is None:
-            raise UsageError(
-                f"--{'env-arg' if ev.kind == 'arg' else 'ratio'} {ev.value} comes before any --env",
-                hint="put it after the --env it belongs to",
-            )
-        elif ev.kind == "arg":
-            key, value = parse_env_arg(ev.value)
-            last.args[key] = value
-        elif ev.kind == "ratio":
-            try:
-                last.ratio = float(ev.value)
-            except ValueError as exc:
-                raise UsageError(f"--ratio {ev.value!r} is not a number") from exc
-            if last.ratio <= 0:
-                raise UsageError(f"--ratio {ev.value} must be > 0")
-    for specs in (plan.train, plan.eval):
-        seen: dict[str, int] = {}
-        for spec in specs:
-            name = source_name_for(spec.taskset_id)
-            seen[name] = seen.get(name, 0) + 1
-            spec.name = name if seen[name] == 1 else f"{name}-{seen[name]}"
-    return plan
-
-
-def params_from_request(req: SubmitRequest) -> TrainParams:
-    plan = sources_from_events(list(req.env_events))
-    return TrainParams(
-        model=req.model,
-        max_steps=req.max_steps,
-        seq_len=req.seq_len,
-        batch_size=req.batch_size,
-        group_size=req.group_size,
-        max_completion_tokens=req.max_tokens,
-        temperature=req.temperature,
-        sources=plan.train or None,
-        eval_sources=plan.eval or None,
-        eval_interval=req.eval_interval,
-        eval_num_examples=req.eval_num_examples,
-        lr=req.lr,
-        lora=True if req.lora else None,
-        lora_rank=req.lora_rank,
-        lora_alpha=req.lora_alpha,
-        num_train_gpus=req.train_gpus,
-        num_infer_gpus=req.infer_gpus,
-        wandb_project=req.wandb_project,
-        wandb_name=req.wandb_name,
-        wandb_entity=req.wandb_entity,
-        ckpt_interval=req.ckpt_interval,
-    )
-
+from vlab.hosted.tokens import config_budget
+from vlab.hosted.validate import validate_document
 
 # -- reading inputs --------------------------------------------------------------------------------
 
@@ -242,9 +100,6 @@ def _prime_lookup(timeout: float) -> Lookup:
     return Lookup(env_info=guarded(prime.env_info), train_models=guarded(prime.train_models))
 
 
-# -- the flow --------------------------------------------------------------------------------------
-
-
 def _schema_checks(result: Result, text: str, req: SubmitRequest) -> None:
     """--prime-rl-dir: validate with the checkout's own RLConfig."""
     doc = tomlkit.parse(text)
@@ -283,14 +138,43 @@ def _schema_checks(result: Result, text: str, req: SubmitRequest) -> None:
             )
 
 
-def run_submit_training(req: SubmitRequest, result: Result) -> None:
-    """The whole submit_training run: --status, or build, validate, show, write and (asked) submit a config."""
-    if req.status:
-        run_status(req, result)
-        return
+# -- the stages ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Draft:
+    """The config as the request built it: the tomlkit document (what is written, comments kept), its
+    plain form in the current shape (what the rules read) and the starting file it came from."""
+
+    doc: Any
+    plain: dict
+    text: str  # the document in the current shape, as checked
+    classic_ids: set[str] = field(default_factory=set)  # a starting config's `legacy` blocks, put back on write
+    starting_text: str | None = None
+    starting_name: str = ""
+    target: str = "hosted"
+
+    @property
+    def final_text(self) -> str:
+        """The text to write: the document as the gate left it (legacy blocks on a v0.8.0 checkout)."""
+        text = tomlkit.dumps(self.doc)
+        return text if text.endswith("\n") else text + "\n"
+
+
+@dataclass
+class Written:
+    """The reviewed config: where it lives (written now, or the unchanged starting file) and its text."""
+
+    path: Path
+    text: str
+    schema: SchemaInfo
+
+
+def usage_first(req: SubmitRequest, result: Result) -> bool:
+    """--submit without --yes and no terminal: exit 2 before any check (nothing looked up, written or sent).
+    False when the run stops here."""
     if req.submit and not req.yes and not interactive():
-        # A usage error comes before any check (exit 2 before 3 and 4): nothing is looked up,
-        # written or submitted. On a terminal the question is asked after the checks instead.
+        # On a terminal the question is asked after the checks instead.
         result.fail(
             "confirm",
             "--submit needs --yes when stdin is not a terminal; nothing was checked, written or submitted",
@@ -298,29 +182,30 @@ def run_submit_training(req: SubmitRequest, result: Result) -> None:
             exit_code=EXIT_USAGE,
         )
         result.summary = "not submitted: --submit needs --yes (stdin is not a terminal)"
-        return
+        return False
     if req.yes and not req.submit:
         log("--yes without --submit does nothing: this is a dry run")
+    return True
+
+
+def build_draft(req: SubmitRequest, result: Result) -> Draft:
+    """Stage 1, build: the document from --from-flat, --config or the template, with the flags applied."""
     params = params_from_request(req)
-    target = req.target
-    starting_text: str | None = None
-    starting_name = ""
-    mappings = None
+    template = "hosted" if req.target == "hosted" else "prime-rl"
+    starting_text, starting_name = None, ""
     if req.from_flat:
-        starting_text = read_toml_text(req.from_flat, "flat config")
-        starting_name = req.from_flat
+        starting_text, starting_name = read_toml_text(req.from_flat, "flat config"), req.from_flat
         flat = tomllib.loads(starting_text)
         if not looks_flat(flat):
             raise UsageError(
                 f'{req.from_flat} is not in the old flat shape (no `model = "..."` string or [[env]])',
                 hint=f"check it as it is with --config {req.from_flat}",
             )
-        doc, mappings = convert_flat(flat, template="hosted" if target == "hosted" else "prime-rl")
+        doc, mappings = convert_flat(flat, template=template)
         doc = build_document(params, base=doc)
         result.data["mappings"] = [m.to_dict() for m in mappings]
     elif req.config:
-        starting_text = read_toml_text(req.config, "config")
-        starting_name = req.config
+        starting_text, starting_name = read_toml_text(req.config, "config"), req.config
         doc = build_document(params, base=tomlkit.parse(starting_text))
     else:
         if not params.model or not params.sources:
@@ -329,54 +214,73 @@ def run_submit_training(req: SubmitRequest, result: Result) -> None:
                 hint="e.g. --model Qwen/Qwen3-4B-Instruct-2507 --env primeintellect/alphabet-sort, "
                 "or start from --config FILE / --from-flat OLD.toml",
             )
-        doc = build_document(params, template="hosted" if target == "hosted" else "prime-rl")
+        doc = build_document(params, template=template)
     # A starting config's `legacy` blocks (prime-rl v0.8.0) are checked in the current shape, then put back.
     classic_ids = gate.from_legacy(doc)
-    checked_text = tomlkit.dumps(doc)
-    if not checked_text.endswith("\n"):
-        checked_text += "\n"
-    plain = tomllib.loads(checked_text)
+    text = tomlkit.dumps(doc)
+    text = text if text.endswith("\n") else text + "\n"
+    return Draft(doc, tomllib.loads(text), text, set(classic_ids), starting_text, starting_name, req.target)
 
-    # Validate everything before anything leaves the machine.
+
+def validate_draft(req: SubmitRequest, draft: Draft, result: Result) -> None:
+    """Stage 2, validate: every rule of ``validate_document`` before anything leaves the machine."""
     online = not req.offline
-    lookup = _prime_lookup(req.timeout) if online else None
-    for check in validate_document(
-        plain,
-        text=checked_text,
-        target=target,
+    result.checks += validate_document(
+        draft.plain,
+        text=draft.text,
+        target=draft.target,
         forward_env=list(req.forward_env),
         environ=dict(os.environ) if req.submit else None,
-        lookup=lookup,
-        online=online and target == "hosted",
-    ):
-        result.checks.append(check)
-    # The gate: will the run start? (generation of each environment, placeholders, data paths)
-    outcome = gate.run_gate(
+        lookup=_prime_lookup(req.timeout) if online else None,
+        online=online and draft.target == "hosted",
+    )
+
+
+def gate_draft(req: SubmitRequest, draft: Draft, result: Result) -> gate.GateOutcome:
+    """Stage 3, gate: will the run start (each environment's generation, placeholder ids, data paths)."""
+    return gate.run_gate(
         result,
-        doc,
-        plain,
-        target,
-        online=online,
+        draft.doc,
+        draft.plain,
+        draft.target,
+        online=not req.offline,
         timeout=req.timeout,
         prime_rl_dir=req.prime_rl_dir,
-        classic_ids=classic_ids,
+        classic_ids=draft.classic_ids,
         rehearsing=req.rehearse,
         finder=local_finder,
     )
-    if not outcome.refused:
-        rehearse_config(result, plain, target, outcome, rows=req.rehearse_rows, online=online, rehearsing=req.rehearse)
-    final_text = tomlkit.dumps(doc)
-    if not final_text.endswith("\n"):
-        final_text += "\n"
 
+
+def rehearse_draft(req: SubmitRequest, draft: Draft, outcome: gate.GateOutcome, result: Result) -> None:
+    """Stage 4, rehearse: each environment built, installed, loaded and scored as the run will (nothing to
+    rehearse fails unless --no-rehearse); then the token budget of each train source, on the config's own
+    numbers and what the rehearsal measured (``hosted.tokens``)."""
+    rehearse_config(
+        result,
+        draft.plain,
+        draft.target,
+        outcome,
+        rows=req.rehearse_rows,
+        online=not req.offline,
+        rehearsing=req.rehearse,
+        required=True,
+    )
+    config_budget(result, draft.plain, rehearsing=req.rehearse)
+
+
+def write_draft(req: SubmitRequest, draft: Draft, outcome: gate.GateOutcome, result: Result) -> Written | None:
+    """Stage 5, write: the final text shown (a diff against the starting file), checked by prime-rl's own
+    schema (--prime-rl-dir), then written only when nothing refused or failed; None when it was not."""
+    final_text = draft.final_text
     # Where the config lives: the starting file when nothing changed, else --output / configs/<env>.toml.
-    unchanged = req.config and starting_text == final_text and not req.output
-    config_path = Path(req.config) if unchanged else Path(req.output) if req.output else default_output(plain)
+    unchanged = bool(req.config and draft.starting_text == final_text and not req.output)
+    config_path = Path(req.config) if unchanged else Path(req.output) if req.output else default_output(draft.plain)
     info = schema_info()
     result.data.update(
         {
             "config_path": str(config_path),
-            "target": target,
+            "target": draft.target,
             "config_text": final_text,
             "schema": {
                 "prime_rl_version": info.prime_rl_version,
@@ -386,10 +290,9 @@ def run_submit_training(req: SubmitRequest, result: Result) -> None:
             "forward_env": list(req.forward_env),
         }
     )
-    if starting_text is not None and not unchanged:
-        result.data["diff"] = unified_diff(starting_text, final_text, starting_name, str(config_path))
-
-    env_ids = sorted({e for _, e in source_env_ids(plain) if isinstance(e, str)})
+    if draft.starting_text is not None and not unchanged:
+        result.data["diff"] = unified_diff(draft.starting_text, final_text, draft.starting_name, str(config_path))
+    env_ids = sorted({e for _, e in source_env_ids(draft.plain) if isinstance(e, str)})
     hub = [c for c in result.checks if c.id == "env-hub"]
     # Fast path: every environment is confirmed on the Hub, so no local environment checks are needed.
     result.data["fast_path"] = bool(
@@ -400,18 +303,16 @@ def run_submit_training(req: SubmitRequest, result: Result) -> None:
 
     failed = [c for c in result.checks if c.status == "fail"]
     warned = [c for c in result.checks if c.status == "warn"]
-
     if outcome.refused:  # a config for a run that cannot start is not written
         result.data["written"] = False
         result.summary = "refused: a classic environment cannot run on " + (
-            "Hosted Training" if target == "hosted" else "this prime-rl"
+            "Hosted Training" if draft.target == "hosted" else "this prime-rl"
         )
         if req.submit:
             result.skip("submit", "not submitted: a classic environment would fail at start", "migrate it first")
         for step in outcome.migrate_steps():
             result.step(step)
-        return
-
+        return None
     if failed:  # a config that cannot start is not written (the re-run needs no --force)
         result.data["written"] = False
         result.summary = f"not written: {len(failed)} failed check(s)" + (
@@ -420,43 +321,46 @@ def run_submit_training(req: SubmitRequest, result: Result) -> None:
         if req.submit:
             result.skip("submit", f"not submitted: {len(failed)} failed check(s)", "fix them and re-run")
         result.step("fix what the failed checks name (each hint says how), then re-run the same command")
-        return
-
-    # Write the reviewed config (a dry run stops here).
+        return None
     if not unchanged:
         write_atomic(config_path, final_text, force=req.force)
         log(f"wrote {config_path}")
-        result.data["written"] = True
-    else:
-        result.data["written"] = False
+    result.data["written"] = not unchanged
+    return Written(config_path, final_text, info)
 
-    if not req.submit:
-        result.summary = (
-            f"dry run: {config_path} is valid"
-            + (f", {len(warned)} warning(s)" if warned else "")
-            + "; nothing submitted"
+
+def review_steps(req: SubmitRequest, draft: Draft, written: Written, result: Result) -> None:
+    """A dry run's end: the config is valid, nothing was submitted; the next steps to run it."""
+    warned = [c for c in result.checks if c.status == "warn"]
+    result.summary = (
+        f"dry run: {written.path} is valid" + (f", {len(warned)} warning(s)" if warned else "") + "; nothing submitted"
+    )
+    for name in key_var_names(draft.plain):  # the judge's key: by name in the config, its value where the run is
+        result.step(
+            f"add a secret named {name} to the environment on the Environments Hub (its Secrets tab, or link a "
+            "global secret): Hosted Training injects it into the run"
+            if draft.target == "hosted"
+            else f"export {name} where the prime-rl orchestrator runs (the environment reads its judge key there)"
         )
-        for name in key_var_names(plain):  # the judge's key: by name in the config, its value where the run is
-            result.step(
-                f"add a secret named {name} to the environment on the Environments Hub (its Secrets tab, or link a "
-                "global secret): Hosted Training injects it into the run"
-                if target == "hosted"
-                else f"export {name} where the prime-rl orchestrator runs (the environment reads its judge key there)"
-            )
-        if target == "prime-rl":
-            result.step(f"review {config_path}, then: {gate.prime_rl_command(config_path, req.prime_rl_dir)}")
-        else:
-            result.step(
-                f"review {config_path}, then: {command('submit_training')} --config {config_path} "
-                "--submit --yes" + "".join(f" --forward-env {n}" for n in req.forward_env)
-            )
-        return
+    if draft.target == "prime-rl":
+        result.step(f"review {written.path}, then: {gate.prime_rl_command(written.path, req.prime_rl_dir)}")
+    else:
+        result.step(
+            f"review {written.path}, then: {command('submit_training')} --config {written.path} "
+            "--submit --yes" + "".join(f" --forward-env {n}" for n in req.forward_env)
+        )
 
+
+def submit_written(req: SubmitRequest, draft: Draft, written: Written, result: Result) -> None:
+    """Stage 6, submit: `prime train` on the written config (--strict: not with warnings; a confirmation
+    typed on a terminal, or --yes), then a run record beside the config."""
+    warned = [c for c in result.checks if c.status == "warn"]
     if req.strict and warned:
         why = f"{len(warned)} warning(s) with --strict"
         result.skip("submit", f"not submitted: {why}", "fix them and re-run")
         result.summary = f"not submitted: {why}"
         return
+    config_path = written.path
     if not req.yes and not confirm(f"Launch a Hosted Training run from {config_path} (billed per GPU-hour)?"):
         result.fail(
             "confirm",
@@ -493,16 +397,17 @@ def run_submit_training(req: SubmitRequest, result: Result) -> None:
         )
         return
     url = prime.dashboard_url(run_id)
+    env_ids = sorted({e for _, e in source_env_ids(draft.plain) if isinstance(e, str)})
     record = {
         "run_id": run_id,
         "dashboard_url": url,
         "config_path": str(config_path),
-        "config_sha256": hashlib.sha256(final_text.encode()).hexdigest(),
+        "config_sha256": hashlib.sha256(written.text.encode()).hexdigest(),
         "submitted_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "model": (plain.get("model") or {}).get("name"),
+        "model": (draft.plain.get("model") or {}).get("name"),
         "environments": env_ids or None,
         "forwarded_env": list(req.forward_env),  # names only, never values
-        "prime_rl_schema": info.prime_rl_commit,
+        "prime_rl_schema": written.schema.prime_rl_commit,
         "platform": {
             k: v for k, v in run.items() if k in ("onDemand", "gpuType", "pricePerGpuHour", "estimatedCostPerHour")
         },
@@ -516,3 +421,27 @@ def run_submit_training(req: SubmitRequest, result: Result) -> None:
     result.summary = f"submitted run {run_id}: {url}"
     result.step(f"{command('submit_training')} --status {run_id}")
     result.step(f"prime train logs {run_id} -f")
+
+
+# -- the hand-off ----------------------------------------------------------------------------------
+
+
+def run_submit_training(req: SubmitRequest, result: Result) -> None:
+    """The whole submit_training run: --status, or the stages in order (each stops the run when it refuses)."""
+    if req.status:
+        run_status(req, result)
+        return
+    if not usage_first(req, result):
+        return
+    draft = build_draft(req, result)
+    validate_draft(req, draft, result)
+    outcome = gate_draft(req, draft, result)
+    if not outcome.refused:
+        rehearse_draft(req, draft, outcome, result)
+    written = write_draft(req, draft, outcome, result)
+    if written is None:
+        return
+    if req.submit:
+        submit_written(req, draft, written, result)
+    else:
+        review_steps(req, draft, written, result)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from vlab import catalog
+from vlab.core.invocation import command, doc
 from vlab.core.result import EXIT_USAGE, Result, UsageError
 from vlab.inspect import labels
 from vlab.inspect.columns import profile_columns, truncate
-from vlab.inspect.formats import WARN_BELOW, detect_answer_format, extract_boxed
+from vlab.inspect.formats import WARN_BELOW, calculator_annotations, detect_answer_format, extract_boxed
 from vlab.inspect.hub import looks_like_hub_id, read_hub
 from vlab.inspect.readers import read_local
 from vlab.inspect.recommend import recommend
@@ -133,6 +136,12 @@ def analyse(
                 if names_from:
                     fmt["label_names_problem"] = names_from
             fmt["distribution"] = labels.distribution(values, class_names)
+    if fmt and catalog.calculator_templates(fmt["type"]):  # worked solutions with <<48/2=24>>: a calculator fits
+        prompt_cols = set((roles["prompt"] or {}).get("columns") or [(roles["prompt"] or {}).get("column")])
+        others = [c.name for c in columns if c.name not in prompt_cols and c.name != roles["answer"]["column"]]
+        found = calculator_annotations(sample.rows, [roles["answer"]["column"], *others])
+        if found:
+            fmt["calculator_annotations"] = found
     rec = None
     if confident(roles["prompt"]) and confident(roles["answer"]) and fmt:
         rec = recommend(roles, fmt, sample.loader)
@@ -168,11 +177,11 @@ def inspect_dataset(request: InspectRequest, result: Result) -> dict[str, Any]:
     given = labels.names_given(request.label_names, request.label_map)
     data = analyse(sample, request.prompt_column, request.answer_column, given)
     result.data.update(data)
-    add_checks(result, sample, data)
+    add_checks(result, sample, data, request)
     return data
 
 
-def add_checks(result: Result, sample: Sample, data: dict[str, Any]) -> None:
+def add_checks(result: Result, sample: Sample, data: dict[str, Any], request: InspectRequest | None = None) -> None:
     src = data["source"]
     size = f", {_size(src['bytes'])}" if src["bytes"] else ""
     total = f" of {src['total_rows']:,}" if src["total_rows"] is not None else ""
@@ -273,18 +282,66 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any]) -> None:
         _label_checks(result, fmt)
     rec = data["recommendation"]
     if rec:
-        tmpl = rec["templates"]
         prompt = roles["prompt"].get("columns") or roles["prompt"]["column"]
         result.summary = (
             f"prompt={prompt!r} answer={roles['answer']['column']!r} format={fmt['type']} -> {rec['reward_strategy']}"
         )
-        if rec["template"]:
-            other = next((t for g, t in tmpl.items() if t and g != rec["generation"]), None)
-            result.step(
-                f"start from templates/environments/{rec['template']}/ ({rec['why']})"
-                + (f"; the other generation: templates/environments/{other}/" if other else "")
-            )
-        result.step("or paste data.recommendation.snippets (classic / v1) from --json: the column mapping is filled in")
+        if rec.get("calculator"):
+            result.passed("calculator", rec["calculator"]["why"])
+        _next_steps(result, rec, request)
+
+
+# The report file and the environment name as SKILL.md's steps 2 and 3 write them.
+REPORT_FILE = "inspect.json"
+ENV_NAME = "my-env"
+
+
+def _next_steps(result: Result, rec: dict[str, Any], request: InspectRequest | None) -> None:
+    """SKILL.md's step 3: new_env --from-inspect on this report, with the template it takes and why."""
+    saved = f"{REPORT_FILE} is this report: {_rerun(request)} --json > {REPORT_FILE}"
+    create = f"{command('new_env')} {ENV_NAME} --from-inspect {REPORT_FILE}"
+    if not rec["template"]:
+        result.step(
+            f"no template scores this answer kind: write the reward from data.recommendation.snippets "
+            f"({_rerun(request)} --snippet v1 prints it) and {doc('environment-guide')}"
+        )
+        return
+    other = next(((g, t) for g, t in rec["templates"].items() if t and g != rec["generation"]), None)
+    result.step(
+        f"{create}   # creates environments/{ENV_NAME.replace('-', '_')}/ from templates/environments/{rec['template']}/ "
+        f"({rec['why']}), the columns filled in"
+        + (f"; --api {other[0]} for templates/environments/{other[1]}/" if other else "")
+        + f"; {saved}"
+    )
+    tool = rec.get("calculator")
+    if tool:
+        result.step(
+            f"{create} --template {tool['template']}   # the same data with a calculator tool over several turns "
+            f"(the worked solutions carry calculator annotations); then size its rollouts: "
+            f"{command('test_reward')} environments/{ENV_NAME.replace('-', '_')}/ --seq-len SEQ_LEN"
+        )
+
+
+def _rerun(request: InspectRequest | None) -> str:
+    """This inspect_dataset run as a command (its source and the flags that change the report)."""
+    if request is None:
+        return f"{command('inspect_dataset')} DATA"
+    args = [request.source or "DATA"]
+    for flag, value in (("--config", request.config), ("--split", request.split)):
+        if value:
+            args += [flag, value]
+    if request.sample != DEFAULT_SAMPLE:
+        args += ["--sample", str(request.sample)]
+    prompt = request.prompt_column
+    for column in [prompt] if isinstance(prompt, str) else list(prompt or []):
+        args += ["--prompt-column", column]
+    if request.answer_column:
+        args += ["--answer-column", request.answer_column]
+    if request.label_names:
+        args += ["--label-names", ",".join(request.label_names)]
+    if request.label_map:
+        args += ["--label-map", request.label_map]
+    return " ".join([command("inspect_dataset"), *(shlex.quote(str(a)) for a in args)])
 
 
 def _read_as_written(sample: Sample, data: dict[str, Any]) -> dict[str, Any] | None:

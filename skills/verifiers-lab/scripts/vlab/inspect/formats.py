@@ -285,6 +285,27 @@ def detect_answer_format(
     return out
 
 
+# A calculator annotation in a worked solution, as GSM8K writes them: "48/2 = <<48/2=24>>24".
+_CALCULATOR = re.compile(r"<<[^<>=\n]*\d[^<>=\n]*=[^<>\n]*\d[^<>\n]*>>")
+
+
+def calculator_annotations(rows: list[dict], columns: list[str]) -> dict[str, Any] | None:
+    """The text column (of ``columns``, in order: the answer first) whose worked solutions carry calculator
+    annotations (``<<48/2=24>>``) on at least STRONG of the rows that have a value: {"column", "rows",
+    "annotated", "share", "example"}; None when no column does."""
+    best: dict[str, Any] | None = None
+    for column in columns:
+        values = [r.get(column) for r in rows if isinstance(r.get(column), str) and r.get(column).strip()]
+        if not values:
+            continue
+        hits = [m.group(0) for m in (_CALCULATOR.search(v) for v in values) if m]
+        share = len(hits) / len(values)
+        if share >= STRONG and (best is None or share > best["share"]):
+            best = {"column": column, "rows": len(values), "annotated": len(hits), "share": round(share, 4)}
+            best["example"] = truncate(hits[0], 60)
+    return best
+
+
 def entry_points(rows: list[dict], tests_column: str, answer: str) -> dict[str, Any]:
     """The function each code row's tests call, as the code templates read it (``catalog.entry_point``: from
     the asserts, never a keyword, builtin or module attribute, one the reference defines first; the setup

@@ -105,14 +105,17 @@ def _ordered(by_index: dict[int, str], where: str) -> list[str]:
 
 def find_label_map(source: str) -> Path | None:
     """A label map file beside local data: in the folder given, or in the folder of the file given."""
+    found = label_map_files(source)
+    return found[0] if found else None
+
+
+def label_map_files(source: str | Path) -> list[Path]:
+    """Every label map file beside local data (the folder given, or the folder of the file given), MAP_FILES order."""
     p = Path(source)
     folder = p if p.is_dir() else p.parent
     if not folder.is_dir():
-        return None
-    for name in MAP_FILES:
-        if (folder / name).is_file():
-            return folder / name
-    return None
+        return []
+    return [folder / name for name in MAP_FILES if (folder / name).is_file()]
 
 
 def names_given(label_names: tuple[str, ...] | None, label_map: str | None) -> tuple[list[str], str] | None:

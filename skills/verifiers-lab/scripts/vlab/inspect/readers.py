@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from vlab.core.files import gzip_cut, is_gzip, open_binary, plain_suffix
+from vlab.core.jsonl import JSONL_SUFFIXES, check_jsonl
 from vlab.core.result import UsageError
 from vlab.inspect import splits as split_files
 from vlab.inspect.arrow_readers import features_from_schema, read_arrow, read_parquet
@@ -26,7 +27,9 @@ from vlab.inspect.text_readers import (
     union_columns,
 )
 
-JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
+# A JSON Lines file up to this size is checked line by line past the sample (about a second); a larger one
+# past the sample only at its last line, where a file cut short shows (core.jsonl).
+CHECK_WHOLE_UP_TO = 32 << 20
 FORMAT_BY_SUFFIX = {
     **{s: "jsonl" for s in JSONL_SUFFIXES},
     ".json": "json",
@@ -100,6 +103,8 @@ def read_file(path: Path, n: int) -> Sample:
         cut = gzip_cut(path)
         if cut is not None:
             raise cut
+    if fmt == "jsonl":  # past the sample too: the loader reads every line (FILE:LINE, exit 2)
+        check_jsonl(path, whole_up_to=CHECK_WHOLE_UP_TO)
     sample.bytes_total = size
     if not sample.rows:
         where = "; ".join(f"{p.where}: {p.reason}" for p in sample.problems[:3])
@@ -146,6 +151,8 @@ def _read_folder(folder: Path, n: int, split: str | None, config: str | None = N
         files = groups[chosen]
     elif split:
         files = [p for p in files if split in p.relative_to(folder).as_posix()]
+    if not files and split and (groups or unnamed):
+        raise _no_such_split(folder, split, groups, unnamed)
     if not files:
         raise UsageError(
             f"{folder}: no dataset files in this folder" + (f" for split {split!r}" if split else ""),
@@ -155,7 +162,13 @@ def _read_folder(folder: Path, n: int, split: str | None, config: str | None = N
     if len(formats) > 1:
         raise UsageError(f"{folder}: mixed formats ({', '.join(sorted(formats))})", hint="point at one file")
     merged: Sample | None = None
+    budget = CHECK_WHOLE_UP_TO  # past the sample, the split's other files share one bound; then their last lines
     for p in files:
+        if merged is not None and len(merged.rows) >= n:  # sample full: the loader still reads these lines
+            if formats == {"jsonl"} and p.stat().st_size:
+                check_jsonl(p, whole_up_to=max(budget, 1))
+                budget -= min(budget, p.stat().st_size)
+            continue
         part = read_file(p, n - (len(merged.rows) if merged else 0)) if p.stat().st_size else None
         if part is None:
             continue
@@ -166,8 +179,6 @@ def _read_folder(folder: Path, n: int, split: str | None, config: str | None = N
             merged.units_read += part.units_read
             for prob in part.problems:
                 merged.add_problem(f"{p.name} {prob.where}", prob.reason)
-        if len(merged.rows) >= n:
-            break
     if merged is None:
         raise UsageError(f"{folder}: every dataset file is empty")
     merged.source = str(folder)
@@ -188,6 +199,19 @@ def _read_folder(folder: Path, n: int, split: str | None, config: str | None = N
             + (f"; {len(unnamed)} file(s) naming no split left out" if unnamed else "")
         )
     return merged
+
+
+def _no_such_split(folder: Path, split: str, groups: dict[str, list[Path]], unnamed: list[Path]) -> UsageError:
+    """--split names no split of the folder: the splits its file names say (and the files that say none)."""
+    found = ", ".join(sorted(groups)) or "none"
+    others = ", ".join(_relative(p, folder) for p in unnamed[:5]) + (" ..." if len(unnamed) > 5 else "")
+    return UsageError(
+        f"{folder}: no split {split!r}; splits found (by file names): {found}"
+        + (f"; files naming no split: {others}" if unnamed else ""),
+        hint=f"pass --split with one of them (e.g. --split {'train' if 'train' in groups else sorted(groups)[0]})"
+        if groups
+        else "pass --split with a word of one of those file names, or point at the file itself",
+    )
 
 
 def _relative(path: Path, folder: Path) -> str:

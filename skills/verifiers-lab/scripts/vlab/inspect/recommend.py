@@ -62,6 +62,9 @@ def recommend(
         "column_mapping": spec.mapping(),
         "snippets": spec.pointers() if kind.check == "tests" else {"classic": spec.classic(), "v1": spec.v1()},
     }
+    calculator = _calculator(fmt, generation, out["template"])
+    if calculator:
+        out["calculator"] = calculator
     if fmt.get("label_names"):  # new_env writes them into the environment: the prompt asks for names
         out["label_names"] = list(fmt["label_names"])
     if spec.criteria_col:  # a judge with each row's own rubric: the judge templates' rubric-criteria variant
@@ -78,6 +81,29 @@ def recommend(
     elif v1_t is None:
         out["note"] = "no v1 template for this format; start from the v1 snippet"
     return out
+
+
+def _calculator(fmt: dict[str, Any], generation: str, single_turn: str | None) -> dict[str, Any] | None:
+    """The calculator tool template, when the worked solutions carry calculator annotations and its reward
+    reads the answer kind: {"template", "templates", "column", "share", "why"}; else None."""
+    found = fmt.get("calculator_annotations")
+    tools = catalog.calculator_templates(fmt["type"]) if found else {}
+    if not tools:
+        return None
+    tool = tools.get(generation) or next(iter(tools.values()))
+    return {
+        "template": tool,
+        "templates": {"classic": tools.get("classic"), "v1": tools.get("v1")},
+        "column": found["column"],
+        "share": found["share"],
+        "why": (
+            f"{found['annotated']} of the {found['rows']} worked solutions in {found['column']!r} carry calculator "
+            f"annotations (e.g. {found['example']}): they were written with a calculator. {tool} gives the model "
+            "one, a calculate tool it calls over several turns, and scores the boxed final number against the same "
+            "gold; its rollouts are longer (size them with test_reward --seq-len)"
+            + (f". Without a tool, single turn: {single_turn}" if single_turn else "")
+        ),
+    }
 
 
 LABEL_TEMPLATE = ("v1-classification", "v1_classification.py")

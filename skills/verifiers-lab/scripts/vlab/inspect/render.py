@@ -68,6 +68,10 @@ def render_report(data: dict[str, Any], console: Any, snippet: str = "none") -> 
             f"(v1: {t['v1'] or '-'}, classic: {t['classic'] or '-'}), "
             f"parser {escape(rec['parser'])}, reward {escape(rec['reward_strategy'])}"
         )
+        if rec.get("calculator"):
+            console.print(
+                f"  calculator tool: template {rec['calculator']['template']} ({escape(rec['calculator']['why'])})"
+            )
         if rec.get("note"):
             console.print(f"  [yellow]{escape(rec['note'])}[/yellow]")
         if snippet != "none":
@@ -97,4 +101,6 @@ def _plain_lines(data: dict[str, Any]) -> list[str]:
             f"(v1: {rec['templates']['v1']}, classic: {rec['templates']['classic']}), "
             f"reward {rec['reward_strategy']}"
         )
+        if rec.get("calculator"):
+            out.append(f"  calculator tool: template {rec['calculator']['template']} ({rec['calculator']['why']})")
     return out

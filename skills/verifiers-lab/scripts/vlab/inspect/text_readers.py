@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from vlab.core.files import damage, is_gzip, open_binary, open_text, plain_suffix
+from vlab.core.jsonl import bad_line, parse_line
 from vlab.core.result import UsageError
 from vlab.inspect.sample import MAX_LINE_BYTES, Sample
 
@@ -88,22 +89,10 @@ def read_jsonl(path: Path, n: int) -> Sample:
             if not raw.strip():
                 continue
             sample.units_read += 1
-            try:
-                text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
-            except UnicodeDecodeError as err:
-                sample.add_problem(f"line {line_no}", _decode_problem(err))
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as err:
-                sample.add_problem(f"line {line_no}", f"invalid JSON: {err.msg} at column {err.colno}")
-                continue
-            except RecursionError:
-                sample.add_problem(f"line {line_no}", "JSON nested too deeply to read")
-                continue
-            if not isinstance(obj, dict):
-                sample.add_problem(f"line {line_no}", f"a JSON {type(obj).__name__}, not an object")
-                continue
+            # a line that is no JSON object stops datasets' loader too: bad input, named as every tool names it
+            obj, problem = parse_line(raw, first=line_no == 1)
+            if problem is not None:
+                raise bad_line(path, line_no, problem, cut=not raw.endswith(b"\n"))
             sample.rows.append(obj)
     sample.columns = union_columns(sample.rows)
     return sample

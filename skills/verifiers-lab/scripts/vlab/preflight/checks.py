@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from vlab.core import installed as probe
 from vlab.core.invocation import (
     command,
+    current,
     install_extra,
     install_for_module,
     install_requirements,
@@ -136,9 +137,11 @@ def check_prime(result: Result, required: bool, offline: bool, timeout: float) -
     commands = result.data.setdefault("commands", {})
     path = prime_path()
     commands["prime"] = path
-    hint = (
-        f"{install_extra('hosted')}  (verifiers-lab's `hosted` extra; or `uv tool install prime`), then `prime login`"
-    )
+    if current().pip:  # installed with pip: the pack's own extra brings prime
+        hint = f"{install_extra('hosted')}  (verifiers-lab's `hosted` extra; or `uv tool install prime`), then `prime login`"
+    else:  # a skill folder (npx skills add, a clone): no package to extend; prime is a tool of its own
+        wanted = [r for r in requirements().get("hosted", []) if requirement_name(r) == "prime"] or ["prime"]
+        hint = f"{install_requirements(wanted)}  (or `uv tool install prime`), then `prime login`"
     if not path:
         if required:
             result.fail("prime-cli", "the prime CLI is not on PATH", hint, EXIT_PREREQ)

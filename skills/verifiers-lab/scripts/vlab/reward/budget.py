@@ -54,6 +54,14 @@ def _messages_tokens(messages: list[dict], count: Callable[[str], int]) -> int:
     return total
 
 
+def prompt_tokens(prompts: list[list[dict]], tools: list[dict], count: Callable[[str], int]) -> int:
+    """The longest prompt's tokens, the tool definitions the model is offered included (test_reward's
+    scripted conversations, submit_training's rehearsal)."""
+    tool_text = json.dumps(tools) if tools else ""
+    longest = max((_messages_tokens(list(p), count) for p in prompts), default=0)
+    return longest + (count(tool_text) if tool_text else 0)
+
+
 def token_budget_check(
     result: Result, rows: list[Row], tools: list[dict], outputs: list[str], turns_seen: list, caps, opts
 ) -> None:
@@ -65,8 +73,7 @@ def token_budget_check(
         )
         return
     count, counted_by = token_counter(opts.tokenizer)
-    tool_text = json.dumps(tools) if tools else ""
-    prompt = max(_messages_tokens(list(r.prompt), count) for r in rows) + (count(tool_text) if tool_text else 0)
+    prompt = prompt_tokens([r.prompt for r in rows], tools, count)
     output = max((MESSAGE_TOKENS + count(t) for t in outputs), default=MESSAGE_TOKENS)
     turn_tokens = opts.max_tokens or TURN_TOKENS
     if not opts.max_tokens:

@@ -42,6 +42,7 @@ from vlab.reward import probes as rp
 from vlab.reward.conversation import conversation_checks
 from vlab.reward.files import completion_checks, custom_checks
 from vlab.reward.health import health_checks
+from vlab.reward.isolation import isolation_checks
 from vlab.reward.judge import JudgeSettings
 from vlab.reward.kinds import environment_kind, row_kind
 from vlab.reward.validate import check_validate
@@ -140,7 +141,7 @@ def _load_and_run(opts: TestRewardRequest, result: Result, env_args: dict, serve
     try:
         env = RemoteEnvironment(opts.env, env_args, load_timeout=opts.load_timeout or LOAD_LIMIT)
     except LoadFailed as err:  # exited, crashed or ran past the load time limit: a failed check, exit 1
-        _isolation_checks(result, err.incidents, err.output)
+        isolation_checks(result, err.incidents, err.output)
         result.summary = f"the environment did not load: {err.message}"
         return None
     pool: ScoringPool | None = None
@@ -156,11 +157,14 @@ def _load_and_run(opts: TestRewardRequest, result: Result, env_args: dict, serve
             "bound_scale_at_start": scale_at_start,
             "bound_scale_at_end": round(load_scale(), 2),
             "seconds": round(time.perf_counter() - t0, 1),
+            # probes that ran out of time, scored again (first alone) before they became verdicts
+            "timeout_retries": dict(pool.retries) if pool else None,
+            "fresh_workers": env.revivals,
         }
         if pool:
             pool.close()
         env.close()
-        _isolation_checks(result, env.incidents, env.user_output())
+        isolation_checks(result, env.incidents, env.user_output(), pool.recovered if pool else set())
     if opts.rows_out:
         _write_rows(result, opts)
     return env
@@ -185,36 +189,6 @@ def _write_rows(result: Result, opts: TestRewardRequest) -> None:
     ]
     write_atomic(opts.rows_out, "".join(json.dumps(line) + "\n" for line in lines), force=opts.force)
     result.data["rows_out"] = {"path": opts.rows_out, "rows": len(lines)}
-
-
-_INCIDENT_HINTS = {
-    "exit": "a reward function or loader must return a value, never call sys.exit/os._exit",
-    "crash": "the process died (a segfault or a kill): find the native call or memory use in the reward",
-    "timeout": "make the reward return promptly; blocking calls in async code are not interrupted",
-}
-_LOAD_TIMEOUT_HINT = (
-    "find what blocks at import or in load_environment (a network call, input(), a lock); "
-    "if it is a slow dataset download, raise --load-timeout"
-)
-
-
-def _isolation_checks(result: Result, incidents: list[dict], output: dict | None) -> None:
-    """What the environment's process did besides scoring: exits, crashes, hangs, printing."""
-    for kind in ("exit", "crash", "timeout"):
-        seen = [i for i in incidents if i["kind"] == kind]
-        if seen:
-            loading = seen[0]["during"] == "loading the environment"
-            hint = _LOAD_TIMEOUT_HINT if kind == "timeout" and loading else _INCIDENT_HINTS[kind]
-            running = seen[0].get("functions") or []
-            where = f" in {', '.join(running)}" if running else ""
-            result.fail(f"worker_{kind}", f"{seen[0]['reason']} while {seen[0]['during']}{where} ({len(seen)}x)", hint)
-    if output:
-        result.data["user_output"] = output
-        result.warn(
-            "user_output",
-            f"the environment printed {output['bytes']} bytes to stdout/stderr (kept out of this report's stdout)",
-            "use logging instead of print in reward functions; the excerpt is in user_output",
-        )
 
 
 def _run(env: RemoteEnvironment, opts: TestRewardRequest, result: Result, t0: float, server=None) -> None:
@@ -380,6 +354,7 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
                 code_checks.check_leftovers(out)
 
             _later(result, last, goldless_verdicts)
+            last.append(lambda: verdicts.evidence(result, rows))  # after every verdict that reads the probes
             return scores
         if opts.custom or opts.completions:
             result.skip("probes", "no row has a gold answer to build probes from")
@@ -393,6 +368,8 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     fn = rp.correctness_function(env.reward_functions)
     items, scores, elapsed = _score(env, built, opts)
     rows = _results(built, scores)
+    for rr in rows:
+        rr.reads = fn  # a probe whose correctness function timed out is no evidence (RowResult.of)
 
     # phase two: the answer kind's probes, in the format the gold earned the reward with
     second = []
@@ -495,8 +472,10 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     check_validate(result, env, scope, opts.timeout)
     if space is not None:
         labels.check_label_space(result, scope, golds, space)
+        labels.check_label_map(result, scope, golds, opts.env_args, opts.env)
         result.data["probes"]["labels"] = {"labels": list(space.labels), "from": space.source}
     dataset.reach_from_probes(result, env, opts, scope, golds, kinds, rows, built, fn, CODE_ROWS_AT_ONCE)
+    last.append(lambda: verdicts.evidence(result, rows))  # after every verdict that reads the probes
     return first + again
 
 

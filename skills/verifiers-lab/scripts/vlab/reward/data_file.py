@@ -1,7 +1,7 @@
 """The data file an environment reads, as the data says it: the file named in --env-args (``dataset_path``,
-``data_file``, ...), its records matched to the environment's rows. A v1 task carries only what its loader
-kept (a code row's ``tests`` spec), so a loader that drops tests is seen only against the file's own test
-column (``code.count_tests``)."""
+``data_file``, ...), checked line by line before loading (``check_data_files``), its records matched to the
+environment's rows. A v1 task carries only what its loader kept (a code row's ``tests`` spec), so a loader
+that drops tests is seen only against the file's own test column (``code.count_tests``)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,20 @@ def data_paths(env_args: dict[str, Any], env_spec: str) -> list[Path]:
                 found.append(candidate)
                 break
     return found
+
+
+def check_data_files(env_args: dict[str, Any], env_spec: str) -> list[Path]:
+    """Every JSON Lines file --env-args names, checked line by line before the environment loads it (in the
+    parent, up front): a line that is no JSON object is exit 2 naming FILE:LINE (``core.jsonl``), as
+    inspect_dataset names it, never the worker's DatasetGenerationError with no file or line. The files checked."""
+    from vlab.core.jsonl import check_jsonl, is_jsonl
+
+    checked = []
+    for path in data_paths(env_args, env_spec):
+        if is_jsonl(path):
+            check_jsonl(path)
+            checked.append(path)
+    return checked
 
 
 def matched_records(rows: list[Row], env_args: dict[str, Any], env_spec: str) -> dict[int, dict[str, Any]]:

@@ -8,7 +8,9 @@ kind: a gold of "2" in a label environment is a label, never a number (no 2.0 / 
 Checks (``label_*``):
   label_golds   every gold is one of the labels the row's prompt offers (a digit gold next to named
                 labels can never be earned by a model that answers as asked); fails naming rows
-  label_prompt  the prompt lists the allowed labels (a model cannot guess the label space)
+  label_prompt  the prompt offers every label (a model cannot guess the label space): as a list, or at least
+                by name; a failure names the labels the prompts leave out
+  label_map     the golds name the class ids as every label map the data carries does (``label_map``)
   label_others  every other real label earns less than the gold, and no more than a made-up wrong
                 answer from the correctness function (partial credit for any allowed label pays a
                 model that always answers the majority class)
@@ -127,7 +129,6 @@ def label_kind() -> RowKind:
 def check_label_space(result: Result, scope: list[Row], golds: dict[int, str | None], space: LabelSpace) -> None:
     """label_golds and label_prompt."""
     rows = [r for r in scope if r.index in space.offered]
-    unlisted = [r for r in rows if not space.offered[r.index]]
     listed = [r for r in rows if space.offered[r.index]]
     outside = [
         (r, golds[r.index], space.offered[r.index])
@@ -148,16 +149,70 @@ def check_label_space(result: Result, scope: list[Row], golds: dict[int, str | N
         )
     elif listed:
         result.passed("label_golds", f"every gold is one of the labels its prompt offers ({len(listed)} rows)")
+    _check_prompt_lists(result, rows, golds, space)
+
+
+def _check_prompt_lists(result: Result, rows: list[Row], golds: dict[int, str | None], space: LabelSpace) -> None:
+    """label_prompt: every prompt offers every label (the space's and every gold's), as a list or at least by
+    name; a failure names the labels the prompts leave out."""
+    codes = not any(str(x).strip().isdigit() for x in space.labels)  # digit golds next to names: label_golds' case
+    vocab = _union([space.labels, [g for r in rows if (g := golds[r.index]) and not (codes and g.strip().isdigit())]])
+    unlisted, short, left, named = [], [], {}, Counter()
+    for r in rows:
+        offered = space.offered[r.index]
+        if offered:
+            have = {norm(x) for x in offered}
+        else:
+            text = "\n".join(str(m.get("content") or "") for m in r.prompt) or r.question
+            have = {norm(x) for x in vocab if re.search(rf"(?<!\w){re.escape(str(x).strip())}(?!\w)", text, re.I)}
+        missing = [x for x in vocab if norm(x) not in have]
+        if missing:
+            (short if offered else unlisted).append(r)
+            for x in missing:
+                left.setdefault(bool(offered), Counter())[x] += 1
+            if not offered:
+                named.update(x for x in vocab if norm(x) in have)
+    problems = []
     if unlisted:
-        ids = ", ".join(str(r.index) for r in unlisted[:10]) + (" ..." if len(unlisted) > 10 else "")
+        gone = list(left[False])
+        told = f"they name {_listed(named)} but leave out {_listed(gone)}" if named else f"none names {_listed(gone)}"
+        problems.append(
+            f"{len(unlisted)}/{len(rows)} prompts do not list the allowed labels ({told}): a model can only guess "
+            f"the label space (rows {_ids(unlisted)})"
+        )
+    if short:
+        gone = list(left[True])
+        golds_of = sum(1 for r in rows if norm(golds[r.index] or "") in {norm(x) for x in gone})
+        problems.append(
+            f"{len(short)}/{len(rows)} prompts list labels but leave out {_listed(gone)}"
+            + (f" (the gold of {golds_of} rows)" if golds_of else "")
+            + f", so a model is never offered {'it' if len(gone) == 1 else 'them'} (rows {_ids(short)})"
+        )
+    if problems:
         result.fail(
             "label_prompt",
-            f"{len(unlisted)}/{len(rows)} prompts do not list the allowed labels ({', '.join(space.labels[:8])}"
-            f"{' ...' if len(space.labels) > 8 else ''}): a model can only guess the label space (rows {ids})",
-            "list the allowed labels in the prompt or system prompt, as the classification templates do",
+            "; ".join(problems),
+            f"list every label ({_listed(vocab)}) in the prompt or system prompt, as the classification templates "
+            "do (their labels argument, else LABEL_NAMES, else every label in the rows)",
         )
     elif rows:
-        result.passed("label_prompt", f"every prompt lists the allowed labels ({len(rows)} rows)")
+        result.passed("label_prompt", f"every prompt offers every label ({len(rows)} rows)")
+
+
+def _listed(labels) -> str:
+    labels = list(labels)
+    return ", ".join(repr(x) for x in labels[:8]) + (f" and {len(labels) - 8} more" if len(labels) > 8 else "")
+
+
+def _ids(rows: list[Row]) -> str:
+    return ", ".join(str(r.index) for r in rows[:10]) + (" ..." if len(rows) > 10 else "")
+
+
+def check_label_map(result: Result, scope: list[Row], golds: dict[int, str | None], env_args: dict, env: str) -> None:
+    """label_map: the golds against every label map the data carries (``label_map``)."""
+    from vlab.reward.label_map import check_label_map as check
+
+    check(result, scope, golds, env_args, env)
 
 
 # -- probes with the real labels (phase two, in the format the gold earned the reward with) --

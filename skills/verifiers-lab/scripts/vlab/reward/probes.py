@@ -401,9 +401,20 @@ class RowResult:
     row: Row
     gold: str
     scored: list[ProbeScore]
+    reads: str | None = None  # the function whose value the verdicts read (the correctness function); None: the total
 
     def of(self, category: str) -> list[ProbeScore]:
+        """The probes of a category that got a score: a failed scoring, or a timeout of what the verdicts read, is
+        no evidence either way (scored as -inf it would count as refused, and never as paid): no verdict reads it."""
+        return [p for p in self.of_all(category) if got_score(p, self.reads)]
+
+    def of_all(self, category: str) -> list[ProbeScore]:
         return [p for p in self.scored if p.probe.category == category]
+
+
+def got_score(p: ProbeScore, reads: str | None = None) -> bool:
+    timed_out = reads in p.score.timed_out if reads else bool(p.score.timed_out)
+    return p.score.total is not None and not timed_out
 
 
 def correctness_function(functions: list) -> str | None:

@@ -8,12 +8,52 @@ from typing import TYPE_CHECKING, Any
 
 from vlab.core.result import Result
 from vlab.env import Score
+from vlab.reward import choices, labels, numbers
 from vlab.reward import probes as rp
 
 if TYPE_CHECKING:
     from vlab.reward.checks import TestRewardRequest
 
 FUNC_PREVIEW = 3  # functions named in one message
+
+# The probe categories each probe verdict reads: its evidence (``evidence``).
+READS = {
+    "gold_reward": ("gold", "gold_alt"),
+    "correctness_margin": ("wrong", "malformed"),
+    "format_enforced": ("malformed",),
+    "prompt_format": ("gold", "gold_alt"),
+    "reward_hacking": ("hack",),
+    "code_partial_credit": ("wrong",),
+    "gsm8k_equivalents": ("equivalent",),
+    "number_forms": (numbers.FORM,),
+    "near_misses": (numbers.NEAR,),
+    "choice_forms": (choices.FORM, choices.NEAR),
+    "choice_partial_credit": (choices.LABEL, choices.NEAR),
+    "label_others": (labels.OTHER,),
+    "label_forms": (labels.FORM,),
+    "label_hacks": (labels.HACK,),
+}
+
+
+def evidence(result: Result, rows: list[rp.RowResult]) -> None:
+    """How many probes each probe verdict read and how many got a score (``data.probes.evidence``); a verdict
+    that passed although none of its probes got a score (every one errored or timed out) becomes a skip
+    naming that: a check passes only on evidence."""
+    counts = result.data.setdefault("probes", {}).setdefault("evidence", {})
+    for check in result.checks:
+        categories = READS.get(check.id)
+        if categories is None:
+            continue
+        tried = [(p, rr.reads) for rr in rows for c in categories for p in rr.of_all(c)]
+        scored = sum(1 for p, reads in tried if rp.got_score(p, reads))
+        counts[check.id] = {"probes": len(tried), "scored": scored}
+        if tried and not scored and check.status == "pass":
+            timed = sum(1 for p, _ in tried if p.score.timed_out)
+            check.status = "skip"
+            check.message = (
+                f"no evidence: none of its {len(tried)} probes got a score ({timed} timed out, "
+                f"{len(tried) - timed} errored); see reward_timeout and exceptions"
+            )
 
 
 def example(rr: rp.RowResult) -> dict:

@@ -4,15 +4,15 @@ A template is a working package in ``templates/environments/<template>/``: one m
 template (``classic_numeric.py``), its ``pyproject.toml`` and ``README.md``. Scaffolding copies it under a
 new name (module, distribution name, class names) and rewrites the column-mapping constants at the top of
 the module (``QUESTION_COLUMN = "..."``) from ``inspect_dataset --json`` output or from flags. The new folder
-appears whole or not at all, and never replaces anything: it is assembled in a temporary folder and renamed
-into place.
+appears whole or not at all: it is assembled in a temporary folder and renamed into place. An existing
+package is refused unless ``--force``: then the template's files are written again and everything else in
+the folder (``data/``, files the user added) stays. The name's rules are ``scaffold.names``.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import keyword
 import os
 import re
 import shlex
@@ -27,17 +27,11 @@ from vlab.core.installed import verifiers_info
 from vlab.core.invocation import command, doc
 from vlab.core.paths import templates_dir
 from vlab.core.result import UsageError
+from vlab.scaffold.names import Names, validate_name  # validate_name: also imported from here (migrate)
+from vlab.scaffold.place import put_in_place, refuse_existing
 
 TEMPLATES_DIR = templates_dir() / "environments"
 LABEL_NAMES = "LABEL_NAMES"  # the classification templates' names of integer class ids
-
-NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
-MAX_NAME = 64
-# Module names that would shadow what the package itself imports.
-RESERVED = {
-    *("verifiers", "datasets", "vf", "vlab", "test", "tests", "environment", "environments", "openai", "torch"),
-    *("numpy", "requests", "pydantic", "transformers", "pandas", "httpx", "math_verify", "peft", "vllm", "wandb"),
-}
 
 
 def templates() -> list[str]:
@@ -55,55 +49,6 @@ def role_constants(template: str) -> dict[str, str]:
 
 
 @dataclass
-class Names:
-    """The three spellings of one environment name."""
-
-    dist: str  # my-env: the distribution name, the env id on the Hub
-    module: str  # my_env: the importable module
-    prefix: str  # MyEnv: the prefix of the v1 class names
-
-    @classmethod
-    def of(cls, name: str) -> Names:
-        module = name.replace("-", "_")
-        return cls(
-            dist=module.replace("_", "-"),
-            module=module,
-            prefix="".join(part[:1].upper() + part[1:] for part in module.split("_")),
-        )
-
-
-def validate_name(name: str) -> Names:
-    """A name usable as a Hub env id, a distribution name and a module name, or UsageError."""
-    hint = "use lower-case letters, digits and single - or _ between words, starting with a letter (e.g. gsm8k-boxed)"
-    if not name or len(name) > MAX_NAME:
-        raise UsageError(f"environment name must be 1-{MAX_NAME} characters (got {len(name)})", hint=hint)
-    if not NAME_RE.fullmatch(name):
-        raise UsageError(f"invalid environment name {name!r}", hint=hint)
-    names = Names.of(name)
-    if (
-        keyword.iskeyword(names.module)
-        or names.module in sys.stdlib_module_names
-        or names.module in RESERVED
-        or _installed(names.module)
-    ):
-        raise UsageError(
-            f"environment name {name!r} would import as {names.module!r}, which shadows a Python or library module",
-            hint="choose a more specific name, e.g. " + f"{names.dist}-env",
-        )
-    return names
-
-
-def _installed(module: str) -> bool:
-    """A top-level module already importable here (numpy, requests, pydantic, transformers, ...)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-@dataclass
 class Mapping:
     """Dataset columns for the template's roles, and where each came from."""
 
@@ -115,6 +60,7 @@ class Mapping:
         default_factory=dict
     )  # Hub defaults: dataset_name, dataset_config, dataset_split
     recommended: dict[str, str | None] = field(default_factory=dict)  # inspect_dataset's template per generation
+    calculator: dict[str, str | None] = field(default_factory=dict)  # its calculator tool template, if it names one
     answer_format: str | None = None
     prompt_kind: str | None = None
     inspect_status: str | None = None
@@ -170,6 +116,9 @@ def mapping_from_inspect(obj: dict) -> Mapping:
             found.sources[role] = "inspect_dataset"
     found.prompt_kind = mapping.get("prompt_kind") or (roles.get("prompt") or {}).get("kind")
     found.recommended = dict(rec.get("templates") or {})
+    tool = rec.get("calculator")
+    if isinstance(tool, dict) and isinstance(tool.get("templates"), dict):
+        found.calculator = dict(tool["templates"])
     if rec.get("template") and not any(found.recommended.values()):
         found.recommended[generation(rec["template"])] = rec["template"]
     fmt = data.get("answer_format") or {}
@@ -272,14 +221,13 @@ def constants_in(module_text: str, template: str, settings: bool = False) -> dic
     return found
 
 
-def create_package(template: str, names: Names, mapping: Mapping, parent: Path) -> tuple[Path, list[Path]]:
-    """Write <parent>/<module>/ from the template; refuse if it exists. Returns the folder and its files."""
+def create_package(
+    template: str, names: Names, mapping: Mapping, parent: Path, force: bool = False
+) -> tuple[Path, list[Path], list[str]]:
+    """Write <parent>/<module>/ from the template; an existing one is refused, or with ``force`` written again
+    keeping what the template does not write. Returns the folder, its files and the names kept."""
     target = parent / names.module
-    if target.exists() or target.is_symlink():
-        raise UsageError(
-            f"{target} already exists; refusing to overwrite it",
-            hint="choose another name or --path; new_env never replaces an existing package",
-        )
+    replace = refuse_existing(target, names, force)
     source = TEMPLATES_DIR / template
     tpl = Names.of(template)
     files = {
@@ -299,18 +247,18 @@ def create_package(template: str, names: Names, mapping: Mapping, parent: Path) 
     )
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{names.module}.", dir=parent))
+    written = [*files, *(p.name.replace(tpl.module, names.module, 1) for p in extra)]
     try:
         for name, text in files.items():
             (staging / name).write_text(text, encoding="utf-8")
         for path in extra:  # companion modules (classic_code_harness.py) take the package's name
             shutil.copy2(path, staging / path.name.replace(tpl.module, names.module, 1))
         os.chmod(staging, 0o755)
-        # rename() onto an existing non-empty folder fails, so a race cannot clobber one either.
-        os.rename(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return target, sorted(target.iterdir())
+    kept = put_in_place(staging, target, written, replace)
+    return target, sorted(p for p in target.iterdir() if p.name in written), kept
 
 
 # -- the new_env run -----------------------------------------------------------
@@ -327,6 +275,7 @@ class ScaffoldRequest:
     columns: dict[str, str | list[str]] = field(default_factory=dict)  # role -> column(s), from flags (they win)
     path: str = "environments"
     list_only: bool = False
+    force: bool = False  # write an existing package's template files again (data/ and added files stay)
 
     def __post_init__(self) -> None:
         if not self.list_only and not self.name:
@@ -338,7 +287,9 @@ def choose_template(req: ScaffoldRequest, mapping: Mapping | None, result) -> st
     if req.template:
         if req.template not in available:
             raise UsageError(f"unknown template {req.template!r}", hint="one of: " + ", ".join(available))
-        if mapping and mapping.recommended and req.template not in mapping.recommended.values():
+        if mapping and req.template in mapping.calculator.values():
+            result.passed("template", f"template {req.template} (inspect_dataset's calculator tool suggestion)")
+        elif mapping and mapping.recommended and req.template not in mapping.recommended.values():
             wanted = mapping.recommended.get(generation(req.template))
             result.warn(
                 "template",
@@ -450,7 +401,8 @@ def scaffold_environment(req: ScaffoldRequest, result) -> None:
         result.data["templates"] = templates()
         result.summary = f"{len(templates())} templates"
         return
-    names = validate_name(req.name)
+    names = validate_name(req.name, req.path)
+    refuse_existing(Path(req.path) / names.module, names, req.force)  # before any other work
     result.passed("name", f"env id {names.dist!r}, module {names.module!r}")
     mapping = mapping_from_inspect(read_inspect(req.from_inspect)) if req.from_inspect else None
     template = choose_template(req, mapping, result)
@@ -472,10 +424,14 @@ def scaffold_environment(req: ScaffoldRequest, result) -> None:
                 hint="use a classification template, or map the ids to names in the module's row conversion",
             )
 
-    folder, files = create_package(template, names, mapping, Path(req.path))
+    folder, files, kept = create_package(template, names, mapping, Path(req.path), req.force)
     module_text = (folder / f"{names.module}.py").read_text(encoding="utf-8")
     written = constants_in(module_text, template)
-    result.passed("created", f"{folder}/ ({', '.join(p.name for p in files)})")
+    result.passed(
+        "created",
+        f"{folder}/ ({', '.join(p.name for p in files)})"
+        + (f"; written again (--force), kept: {', '.join(kept) or 'nothing else'}" if req.force else ""),
+    )
     gen = generation(template)
     info = verifiers_info()
     if gen == "classic" and not info.classic:

@@ -224,7 +224,8 @@ def run_prime_rl(
     install_env: bool = False,
     rehearse: bool = True,
 ) -> None:
-    from vlab.hosted.validate import key_var_names, validate_document
+    from vlab.hosted.rules_secrets import key_var_names
+    from vlab.hosted.validate import validate_document
 
     if not cfg.model.name:
         raise UsageError("no model given", hint="pass --model or set [model] name")

@@ -7,19 +7,21 @@ that answer equals the reference by math-verify, the parser verifiers ships for 
 Two plain rationals (51, 0.0000672, 14/3) are compared exactly, never by math-verify's
 6-place rounding; the spellings math-verify misreads (90°, 2\\,220, 3 sqrt(5), 9.) are
 rewritten to ones it reads first (``readable``). A second, zero-weight metric records whether
-a \\boxed{} answer was given.
+a \\boxed{} answer was given. A math-verify timeout errors the rollout (TimeoutError), it is never scored 0.
 
 Written for verifiers 0.3.x (`import verifiers as vf`, `load_environment`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from fractions import Fraction
 from pathlib import Path
 
 import verifiers as vf
 from datasets import Dataset, load_dataset
+from verifiers.rubrics import math_rubric
 
 # Column mapping: which dataset columns hold the question and the reference answer.
 # QUESTION_COLUMN may be a list of columns (e.g. ["Body", "Question"]): joined in order.
@@ -152,14 +154,48 @@ def to_rows(dataset: Dataset, num_examples: int) -> Dataset:
 
 
 class NumericRubric(vf.MathRubric):
-    """verifiers' MathRubric (math-verify in a worker process), two plain rationals compared exactly first."""
+    """verifiers' MathRubric (math-verify in a worker process), two plain rationals compared exactly first, and a
+    math-verify timeout raised as TimeoutError (the rollout errors) where MathRubric scores it 0."""
 
     async def correct_answer(self, parser, completion, answer, **kwargs) -> float:
-        """1.0 when the boxed answer equals the reference (math-verify), else 0.0."""
-        fast = plain_verdict(parser.parse_answer(completion) or "", str(answer))
+        """1.0 when the boxed answer equals the reference (math-verify), else 0.0; TimeoutError when math-verify
+        runs past timeout_seconds (timed in the worker process, so waiting in its queue does not count)."""
+        response = parser.parse_answer(completion) or ""
+        fast = plain_verdict(response, str(answer))
         if fast is not None:
             return fast
-        return await super().correct_answer(parser, completion, answer, **kwargs)
+        if len(response) > self.max_verify_chars:
+            self.logger.warning(
+                f"Skipping math verification: parsed response too long "
+                f"({len(response)} chars > {self.max_verify_chars} limit)"
+            )
+            return 0.0
+        loop = asyncio.get_running_loop()
+        work = loop.run_in_executor(
+            self.executor,
+            math_rubric.verify_response,
+            response,
+            answer,
+            self.max_verify_chars,
+            int(self.timeout_seconds),
+        )
+        try:
+            reward, elapsed = await asyncio.wait_for(work, timeout=self.HARD_TIMEOUT_SECONDS)
+        except TimeoutError:
+            raise TimeoutError(
+                f"math-verify did not finish within the rubric's hard limit of {self.HARD_TIMEOUT_SECONDS:g} s: "
+                "the answer was not judged (not scored 0)"
+            ) from None
+        except Exception as e:  # as MathRubric: a failed verification (a broken worker pool) scores 0
+            self.logger.warning(f"Math verification failed: {e}. response={response[:200]!r}")
+            return 0.0
+        if reward == 0.0 and elapsed >= self.timeout_seconds:
+            # verify_response scores math-verify's own timeout 0: past the limit, a 0 is no verdict.
+            raise TimeoutError(
+                f"math-verify did not finish within {self.timeout_seconds:g} s (it took {elapsed:.1f} s in the "
+                "rubric's worker process): the answer was not judged (not scored 0)"
+            )
+        return reward
 
 
 def boxed_readable(text: str) -> str:

@@ -1,13 +1,14 @@
 """Numeric and math answers (GSM8K, MATH style) as a verifiers v1 taskset.
 
 The model reasons, then puts its final answer in \\boxed{...}. The reward is 1.0 when that
-answer equals the reference by math-verify, through verifiers' own
-``vf.verify_boxed_math_answer``: "51", "51.0" and "1{,}000" match 51 and 1000,
+answer equals the reference by math-verify, called as verifiers' own
+``vf.verify_boxed_math_answer`` calls it (``math_verify_boxed``): "51", "51.0" and "1{,}000" match 51 and 1000,
 "\\frac{1}{2}" and ".5" match 0.5, while "51.4" or "2\\pi" never match 51 or 2. Two plain
 rationals (51, 0.0000672, 14/3) are compared exactly, never by math-verify's 6-place rounding; the spellings
 math-verify misreads (90°, 2\\,220, 3 sqrt(5), 9.) are rewritten to ones it reads first (``readable``).
 A metric records whether a \\boxed{} answer was given at all. `validate` checks every
 reference answer parses, so `vf-validate` catches broken rows before any model runs.
+math-verify gets MATH_TIMEOUT_SECONDS of CPU time per answer: a timeout errors the rollout, it is never scored 0.
 
 Written for verifiers >= 0.4 (`import verifiers.v1 as vf`): the module exports
 exactly one Taskset subclass through `__all__`; there is no `load_environment`.
@@ -15,13 +16,18 @@ exactly one Taskset subclass through `__all__`; there is no `load_environment`.
 
 from __future__ import annotations
 
+import logging
 import re
+import signal
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from pathlib import Path
 
 import verifiers.v1 as vf
+from math_verify import parse, verify
+from math_verify.errors import TimeoutException as MathVerifyTimeout
 
 # Column mapping: which dataset columns hold the question and the reference answer.
 # QUESTION_COLUMN may be a list of columns (e.g. ["Body", "Question"]): joined in order.
@@ -31,6 +37,8 @@ ANSWER_COLUMN = "answer"
 
 SYSTEM_PROMPT = "Solve the problem step by step. Then give the final answer inside \\boxed{}, for example \\boxed{42}."
 MATH_TIMEOUT_SECONDS = 5
+"""CPU seconds math-verify may spend on one answer (parse and verify together). Past it the answer is not judged:
+the reward raises TimeoutError (the rollout errors), it is never scored 0."""
 
 _INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
 # Numbers side by side ("2 40 19", "0.0112 0.006"): math-verify reads them as one sum or product; never one answer.
@@ -97,17 +105,91 @@ def final_boxed(reply: str | None) -> str:
     return vf.extract_boxed_answer(reply.rsplit("</think>", 1)[-1], strict=True).strip()
 
 
+class _OutOfCpuTime(BaseException):
+    """Raised by the SIGVTALRM handler: a BaseException, so math-verify's and sympy's `except Exception` let it by."""
+
+
+def _no_disabled_timeout_notice(record: logging.LogRecord) -> bool:
+    """Drop math-verify's notice that its own (wall-clock) timeout is off: math_verify_boxed bounds it instead."""
+    return not str(record.msg).startswith("Timeout is disabled")
+
+
+for _name in ("math_verify.parser", "math_verify.grader"):
+    _logger = logging.getLogger(_name)
+    if not any(getattr(f, "__name__", None) == _no_disabled_timeout_notice.__name__ for f in _logger.filters):
+        _logger.addFilter(_no_disabled_timeout_notice)
+
+
+def cpu_limited(work: Callable[[], float], seconds: float) -> float:
+    """work() given at most `seconds` of this process's CPU time (ITIMER_VIRTUAL: user time of all its threads), so a
+    busy machine never eats the limit the way a wall-clock one (math-verify's own SIGALRM) does. Past it:
+    TimeoutError. Signal handlers can be set on the main thread only: on any other thread work() runs without a
+    time limit, as math-verify did there before."""
+    if not seconds or seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        return work()  # off the main thread no signal handler can be set: no time limit there, as before
+    state = {"armed": True, "fired": False}
+
+    def on_limit(signum, frame):
+        if state["armed"]:
+            state["fired"] = True
+            raise _OutOfCpuTime
+
+    previous_handler = signal.signal(signal.SIGVTALRM, on_limit)
+    previous_timer = signal.setitimer(signal.ITIMER_VIRTUAL, seconds)  # one shot: it fires at most once
+    started = time.process_time()
+    result = 0.0
+    try:
+        try:
+            result = work()
+        finally:
+            state["armed"] = False
+    except _OutOfCpuTime:
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, signal.SIG_DFL if previous_handler is None else previous_handler)
+        if previous_timer[0] > 0:  # someone else's timer was running: it goes on with what is left of it
+            left = max(previous_timer[0] - (time.process_time() - started), 1e-6)
+            signal.setitimer(signal.ITIMER_VIRTUAL, left, previous_timer[1])
+    if state["fired"]:  # also when code inside swallowed _OutOfCpuTime (a bare except) and went on
+        raise TimeoutError(
+            f"math-verify did not finish within {seconds:g} s of CPU time: the answer was not judged (not scored 0)"
+        )
+    return result
+
+
+def math_verify_boxed(response: str | None, answer: str, *, timeout_seconds: float = MATH_TIMEOUT_SECONDS) -> float:
+    """verifiers' ``vf.verify_boxed_math_answer`` (the same extraction and the same verdicts), its time limit CPU time
+    (cpu_limited) instead of math-verify's wall-clock one, and a timeout raised as TimeoutError instead of scored 0."""
+    if not response or ("<think>" in response and "</think>" not in response):
+        return 0.0
+    prediction = vf.extract_boxed_answer(response.rsplit("</think>", 1)[-1], strict=True).strip()
+    gold = (vf.extract_boxed_answer(answer, strict=True) or answer).strip()
+    if not prediction or not gold:
+        return 0.0
+
+    def judge() -> float:
+        # math-verify expects both sides as boxed math expressions; None turns its own signal timeouts off.
+        try:
+            parsed_gold = parse(f"\\boxed{{{gold}}}", parsing_timeout=None)
+            parsed_prediction = parse(f"\\boxed{{{prediction}}}", parsing_timeout=None)
+            return float(verify(parsed_gold, parsed_prediction, timeout_seconds=None))
+        except MathVerifyTimeout as err:  # never raised with its timeouts off; a timeout all the same
+            raise TimeoutError(f"math-verify timed out: the answer was not judged (not scored 0): {err}") from err
+        except Exception:  # noqa: BLE001 - malformed answers score zero
+            return 0.0
+
+    return cpu_limited(judge, timeout_seconds)
+
+
 def same_answer(reply: str | None, gold: str) -> float:
     """math-verify's verdict on the reply's boxed answer (its everyday spellings made readable), two plain
-    rationals compared exactly first."""
+    rationals compared exactly first. Raises TimeoutError when math-verify runs past MATH_TIMEOUT_SECONDS of CPU."""
     given = readable(final_boxed(reply))
     fast = plain_verdict(given, gold)
     if fast is not None:
         return fast
-    # math-verify times out with SIGALRM, which only the main thread may set: elsewhere it would
-    # fail and score every answer 0, so off the main thread it runs without its timeout.
-    timeout = MATH_TIMEOUT_SECONDS if threading.current_thread() is threading.main_thread() else 0
-    return vf.verify_boxed_math_answer(f"\\boxed{{{given}}}", gold, timeout_seconds=timeout)
+    return math_verify_boxed(f"\\boxed{{{given}}}", gold, timeout_seconds=MATH_TIMEOUT_SECONDS)
 
 
 def reference_answer(raw) -> str:

@@ -1,0 +1,122 @@
+"""The config's token budget (submit_training): does ``seq_len`` hold each train source's turns?
+
+A multi-turn or tool rollout is trained as one sequence of at most ``seq_len`` tokens: the prompt,
+every model turn and every tool reply between two turns. The numbers are the config's own:
+
+- ``seq_len`` (top-level; prime-rl's default 2048 when unset, ``document.config_seq_len``);
+- the tokens per model turn: the source's ``sampling.max_completion_tokens``, else
+  ``[orchestrator.train.sampling]``'s;
+- the turn limit: the environment's own as the rehearsal loaded it with the config's arguments
+  (``Capabilities.max_turns``: a v1 taskset's ``task.max_turns``), else the arguments' ``max_turns``
+  / ``task.max_turns``; a single-turn environment takes one turn;
+- the prompt: the longest of the rehearsed rows, the tool definitions the model is offered included
+  (``rehearse_load.size_rollout``); a tool reply is assumed at ``TOOL_OUTPUT_TOKENS``.
+
+Without a rehearsal (``--no-rehearse``, or a load that failed) only a turn limit the arguments name is
+checked, against an assumed prompt; an unknown turn limit is a skip that says so (the environment's
+code is never imported here). The arithmetic and the verdict are ``train.turns``' (``Budget``,
+``check_config_budget``): the same sum test_reward ``--seq-len`` and local_train's hand-off name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vlab.core.result import Result
+from vlab.hosted.document import config_seq_len, get
+from vlab.train.memory import DEFAULT_PROMPT_TOKENS
+from vlab.train.turns import TOOL_OUTPUT_TOKENS, Budget, check_config_budget, max_turns
+
+SEQ_FLAG = "--seq-len"
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _turns_key(args: dict, loaded: bool) -> str:
+    """Where the turn limit is set: the source's ``max_turns`` argument, or a v1 taskset's ``task.max_turns``."""
+    v1 = "max_turns" not in args and (loaded or isinstance(args.get("task"), dict))
+    return ("task.max_turns" if v1 else "max_turns") + " in the source's env.taskset arguments"
+
+
+def source_budget(
+    result: Result, where: str, env_id: str, args: dict, source: dict, plain: dict, rollout, rehearsing: bool = True
+) -> dict:
+    """One train source's ``token-budget`` check; returns its numbers for ``data.token_budget``."""
+    seq_len = config_seq_len(plain)
+    own = get(source, "sampling.max_completion_tokens")
+    tokens = own if own is not None else get(plain, "orchestrator.train.sampling.max_completion_tokens")
+    named = f"{where} ({env_id})"
+    record: dict[str, Any] = {"where": where, "env_id": env_id, "seq_len": seq_len, "turn_tokens": tokens}
+    if not _positive(seq_len) or not _positive(tokens):  # the completion-tokens rule names what is wrong
+        result.skip(
+            "token-budget",
+            f"{named}: not checked: seq_len or max_completion_tokens is not set to a positive integer",
+            "set seq_len and [orchestrator.train.sampling] max_completion_tokens",
+        )
+        return record
+    tokens_key = f"{where}.sampling.max_completion_tokens" if own is not None else "--max-tokens, max_completion_tokens"
+    arg_turns = max_turns(args)
+    loaded = rollout.get("max_turns") if rollout else None
+    if rollout and not rollout.get("multi_turn") and arg_turns is None:
+        turns, limit = 1, "one turn (a single-turn environment)"
+    elif loaded is not None:
+        turns = loaded
+        limit = f"max_turns={loaded} turns" + ("" if arg_turns == loaded else " (the environment's own, as loaded)")
+    elif arg_turns is not None:
+        turns, limit = arg_turns, f"max_turns={arg_turns} turns"
+    else:
+        turns, limit = None, ""
+    if rollout:
+        prompt = rollout["prompt_tokens"]
+        sizes = (
+            "prompt: the longest rehearsed row"
+            + (", the offered tools included" if rollout.get("tools_counted") else ", tool definitions not counted")
+            + f", {rollout.get('counted_by', 'estimated')}; a tool reply assumed {TOOL_OUTPUT_TOKENS}"
+        )
+    else:
+        prompt = DEFAULT_PROMPT_TOKENS
+        sizes = f"prompt assumed {prompt} tokens and a tool reply {TOOL_OUTPUT_TOKENS}: the environment was not loaded"
+    record.update({"turns": turns, "prompt_tokens": prompt, "output_tokens": TOOL_OUTPUT_TOKENS})
+    budget = Budget(seq_len, tokens, turns or 1, prompt, TOOL_OUTPUT_TOKENS)
+    if turns is None and rollout:  # loaded, multi-turn, and nothing stops it
+        result.warn(
+            "token-budget",
+            f"{named}: a multi-turn environment with no turn limit: seq_len {seq_len} holds about {budget.fit} "
+            f"turn(s) ({sizes}); a longer rollout is cut before its final answer",
+            f"set a turn limit that fits ({_turns_key(args, True)})",
+        )
+        return record
+    if turns is None:
+        result.skip(
+            "token-budget",
+            f"{named}: not checked: the turn limit is unknown (no max_turns argument, and the environment was not "
+            "loaded by a rehearsal)",
+            (
+                "once the rehearsal loads the environment (fix the failed rehearse checks) it is checked"
+                if rehearsing
+                else "let the rehearsal load the environment (drop --no-rehearse)"
+            )
+            + ", or name the limit in the source's env.taskset arguments (max_turns, or task.max_turns for a v1 taskset)",
+        )
+        return record
+    record["needed"] = budget.needed()
+    check_config_budget(result, named, budget, limit, sizes, (SEQ_FLAG, tokens_key, _turns_key(args, bool(rollout))))
+    return record
+
+
+def config_budget(result: Result, plain: dict, rehearsing: bool = True) -> None:
+    """A ``token-budget`` check for each train source, from the config and what the rehearsal (if it ran)
+    recorded in ``result.data["rehearsal"]``; the numbers go to ``result.data["token_budget"]``."""
+    from vlab.hosted.gate import _sources, source_id_and_args
+
+    rehearsal = result.data.get("rehearsal") or {}
+    rollouts = {s.get("where"): s.get("rollout") for s in rehearsal.get("sources", []) if isinstance(s, dict)}
+    records = []
+    for where, source in _sources(plain):
+        env_id, args, legacy = source_id_and_args(source)
+        if not where.startswith("orchestrator.train.") or not env_id or legacy:
+            continue  # eval rollouts are not trained; a legacy (classic) block is not loaded by verifiers 0.4.0
+        records.append(source_budget(result, where, env_id, args, source, plain, rollouts.get(where), rehearsing))
+    result.data["token_budget"] = records
