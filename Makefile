@@ -41,7 +41,7 @@ HINTS_TO = VLAB_HINTS_OUT="$(CURDIR)/$(REPORTS)/hints-$(1).jsonl"
 
 test: lint .venv/vf031/.installed .venv/vf040/.installed
 	@rm -rf $(REPORTS) && mkdir -p $(REPORTS) && date +%s > $(REPORTS)/started
-	@$(MAKE) --no-print-directory -j2 -Otarget test-031 test-040 test-once; rc=$$?; \
+	@$(MAKE) --no-print-directory -k -j2 -Otarget test-031 test-040 test-once; rc=$$?; \
 	  PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" .venv/vf040/bin/python tests/hint_commands.py $(REPORTS)/hints-*.jsonl \
 	  || rc=1; .venv/vf040/bin/python tests/suite_report.py $(REPORTS) $$(cat $(REPORTS)/started); exit $$rc
 

@@ -78,17 +78,21 @@ def problem(program: str, args: list[str]) -> str | None:
         from vlab.core.result import ToolError
 
         parser = _parser(program)
-        args = [_PLACEHOLDER.sub("1", a) for a in args]  # ENV, SEQ_LEN, <run>: the user fills those in
-        err = io.StringIO()
-        try:
-            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-                parser.parse_args(args)
-        except ToolError as refused:  # the pack's parsers raise UsageError where argparse would exit 2
-            return f"{program}.py does not parse {shlex.join(args)!r}: {refused.message}"
-        except SystemExit as stop:
-            if stop.code not in (0, None):
-                return f"{program}.py does not parse {shlex.join(args)!r}: {err.getvalue().strip()[-300:]}"
-        return None
+        why = None
+        # as written; then with ENV, SEQ_LEN, <run> filled in (placeholders the user replaces)
+        for attempt in (args, [_PLACEHOLDER.sub("1", a) for a in args]):
+            err = io.StringIO()
+            try:
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                    parser.parse_args(attempt)
+                return None
+            except ToolError as refused:  # the pack's parsers raise UsageError where argparse would exit 2
+                why = why or f"{program}.py does not parse {shlex.join(args)!r}: {refused.message}"
+            except SystemExit as stop:
+                if stop.code in (0, None):
+                    return None
+                why = why or f"{program}.py does not parse {shlex.join(args)!r}: {err.getvalue().strip()[-300:]}"
+        return why
     if program.replace("-", "_") in TOOLS or program.startswith("vlab"):
         return None
     if program in ("uv", "pip"):

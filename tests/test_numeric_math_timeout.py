@@ -229,7 +229,7 @@ def test_classic_math_verify_still_judges(classic):
 
 @pytest.mark.classic
 def test_classic_math_verify_timeout_is_an_error_not_a_zero(classic, monkeypatch):
-    """math-verify's own timeout fires in the worker (its comparison never ends): verify_response scores it 0.0
+    """math-verify's own timeout fires in the worker (its comparison never ends): verify_timed scores it 0.0
     after timeout_seconds; the rubric raises TimeoutError instead of paying that 0."""
     import math_verify.grader
 

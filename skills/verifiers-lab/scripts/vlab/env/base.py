@@ -104,7 +104,10 @@ class Environment(ABC):
         await asyncio.gather(*(one(ix) for ix in groups.values()))
         return out  # type: ignore[return-value]
 
-    def score_sync(self, items: list[tuple[Row, Any]], timeout: float = 10.0, concurrency: int = 32) -> list[Score]:
+    def score_sync(
+        self, items: list[tuple[Row, Any]], timeout: float = 10.0, concurrency: int = 32, retry: bool = True
+    ) -> list[Score]:
+        """``retry``: whether a probe that ran out of time may be scored again (only test_reward's pool retries)."""
         return run(self.score(items, timeout, concurrency))
 
     # the environment's own checks of its data

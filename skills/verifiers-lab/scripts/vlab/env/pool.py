@@ -112,8 +112,14 @@ class ScoringPool(Environment):
                     break
         return [self.env, *self.siblings]
 
-    def score_sync(self, items: list[tuple[Row, object]], timeout: float = 10.0, concurrency: int = 32) -> list[Score]:
-        out = self._retry_timeouts(items, self._score_spread(items, timeout, concurrency), timeout, concurrency)
+    def score_sync(
+        self, items: list[tuple[Row, object]], timeout: float = 10.0, concurrency: int = 32, retry: bool = True
+    ) -> list[Score]:
+        """``retry=False``: probes already scored alone within a longer bound (the slow code probes), whose
+        timeout is the verdict they exist to reach; a retry would only double its cost."""
+        out = self._score_spread(items, timeout, concurrency)
+        if retry:
+            out = self._retry_timeouts(items, out, timeout, concurrency)
         return self._rescore_buried(items, out, timeout, concurrency)
 
     def _rescore_buried(self, items: list, out: list[Score], timeout: float, concurrency: int) -> list[Score]:

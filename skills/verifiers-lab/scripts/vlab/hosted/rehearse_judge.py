@@ -174,7 +174,7 @@ def gold_check(src: Source, scored: dict, n_rows: int, rewards: list[str], full,
             f"{named}: the gold earns no reward and no judge call reached the stub judge given as judge_base_url"
             + (f" ({measured['first_error']})" if measured.get("first_error") else ""),
             "take the judge's endpoint from the judge_base_url argument, as the judge templates do, so the "
-            f"rehearsal and {tried} can stand in for the judge",
+            f"rehearsal and `{tried}` can stand in for the judge",
             id="rehearse-gold",
         )
     if measured.get("first_error"):
@@ -182,7 +182,7 @@ def gold_check(src: Source, scored: dict, n_rows: int, rewards: list[str], full,
             "fail",
             f"{named}: the judge reward raised on {measured['errors']} of {measured['rollouts']} gold replies "
             f"scored {_STUB}: {measured['first_error']}",
-            f"{tried} names the failing step (the judge prompt, its verdict parsing)",
+            f"`{tried}` names the failing step (the judge prompt, its verdict parsing)",
             id="rehearse-gold",
         )
     return _check(
@@ -264,8 +264,8 @@ def cost_check(plain: dict, tried: list[dict]) -> tuple[Check, dict] | None:
     folder = next((t.get("folder") for t in judged if t.get("folder")), None) or "environments/<module>/"
     hint = (
         "dollars per step = calls x (prompt tokens x USD per 1M in + completion tokens x USD per 1M out) / 1e6 at "
-        f"your judge's prices: {command('test_reward')} {folder} --judge stub --judge-batch-size {batch} "
-        "--judge-price-in USD --judge-price-out USD computes it"
+        f"your judge's prices; `{command('test_reward')} {folder} --judge stub --judge-batch-size {batch} "
+        "--judge-price-in USD --judge-price-out USD` computes it"
     )
     if not train:
         listed = ", ".join(f"{t['env_id']} {_calls(t['judge']['calls_per_rollout'])} per rollout" for t in judged)

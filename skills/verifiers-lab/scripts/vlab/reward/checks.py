@@ -274,7 +274,7 @@ def _score_slow(env: Environment, slow: list[rp.RowProbes], opts: TestRewardRequ
     """The slow code probes, alone, within code.slow_bound(--timeout) a call: a reward's own longer time
     limit fits in it; a reward that never returns is stopped there, after everything else was scored."""
     items = [(b.row, p.text) for b in slow for p in b.probes]
-    scores = env.score_sync(items, code.slow_bound(opts.timeout), CODE_ROWS_AT_ONCE) if items else []
+    scores = env.score_sync(items, code.slow_bound(opts.timeout), CODE_ROWS_AT_ONCE, retry=False) if items else []
     return _results(slow, scores)
 
 

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from fractions import Fraction
 from pathlib import Path
 
 import verifiers as vf
 from datasets import Dataset, load_dataset
-from verifiers.rubrics import math_rubric
+from math_verify import parse, verify
+from math_verify.errors import TimeoutException as MathVerifyTimeout
 
 # Column mapping: which dataset columns hold the question and the reference answer.
 # QUESTION_COLUMN may be a list of columns (e.g. ["Body", "Question"]): joined in order.
@@ -153,6 +155,19 @@ def to_rows(dataset: Dataset, num_examples: int) -> Dataset:
     )
 
 
+def verify_timed(response: str, answer: str, timeout_seconds: int) -> tuple[float, float]:
+    """math-verify's verdict and the seconds it took, run in the rubric's worker process as verifiers' own
+    MathRubric runs it (math-verify's timeout scores 0.0 there; the caller reads the time)."""
+    start = time.perf_counter()
+    try:
+        gold = parse(f"\\boxed{{{answer}}}", parsing_timeout=timeout_seconds)
+        given = parse(f"\\boxed{{{response}}}", parsing_timeout=timeout_seconds)
+        reward = float(verify(gold, given, timeout_seconds=timeout_seconds))
+    except (Exception, MathVerifyTimeout):  # noqa: BLE001 - malformed answers score zero
+        reward = 0.0
+    return reward, time.perf_counter() - start
+
+
 class NumericRubric(vf.MathRubric):
     """verifiers' MathRubric (math-verify in a worker process), two plain rationals compared exactly first, and a
     math-verify timeout raised as TimeoutError (the rollout errors) where MathRubric scores it 0."""
@@ -173,10 +188,9 @@ class NumericRubric(vf.MathRubric):
         loop = asyncio.get_running_loop()
         work = loop.run_in_executor(
             self.executor,
-            math_rubric.verify_response,
+            verify_timed,
             response,
             answer,
-            self.max_verify_chars,
             int(self.timeout_seconds),
         )
         try:
@@ -190,7 +204,7 @@ class NumericRubric(vf.MathRubric):
             self.logger.warning(f"Math verification failed: {e}. response={response[:200]!r}")
             return 0.0
         if reward == 0.0 and elapsed >= self.timeout_seconds:
-            # verify_response scores math-verify's own timeout 0: past the limit, a 0 is no verdict.
+            # math-verify scores its own timeout 0: past the limit, a 0 is no verdict.
             raise TimeoutError(
                 f"math-verify did not finish within {self.timeout_seconds:g} s (it took {elapsed:.1f} s in the "
                 "rubric's worker process): the answer was not judged (not scored 0)"
