@@ -104,3 +104,12 @@ def test_long_references_open_with_contents():
 def test_script_contract_names_the_folder_claude_code_installs_into():
     text = (SKILL_ROOT / "references" / "script-contract.md").read_text(encoding="utf-8")
     assert "`.claude/skills/verifiers-lab/` with\n  `-a claude-code`" in text
+
+
+def test_the_v1_eval_step_tells_tool_environments_to_lower_vf_evals_concurrency():
+    """Issue 38: SKILL.md's v1 vf-eval on a tool environment, at its default concurrency (128 episodes, each with
+    its own tool server), was killed on a 2-core machine with no message; the step now says what to pass."""
+    text = (SKILL_ROOT / "SKILL.md").read_text(encoding="utf-8")
+    step = text[text.index("### 5. Evaluate with a real model") :]
+    step = step[: step.index("\n### ", 10)]
+    assert "tool environment" in step and "`-c 4`" in step and "--max-concurrent" in step, step

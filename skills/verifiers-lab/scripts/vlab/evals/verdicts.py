@@ -264,8 +264,8 @@ def judge(a: Analysis, th: Thresholds, result: Result) -> list[str]:
             f"{truncated:.0%} of rollouts were truncated (more than {th.max_truncated:.0%}): their rewards measure "
             "the token budget, not the task",
             "raise the max tokens and re-run the eval before training: [orchestrator.train.sampling] "
-            f"max_completion_tokens ([sampling] max_tokens), vf-eval {max_tokens_flag(a.source.shape)} N "
-            "(threshold: --max-truncated)",
+            f"max_completion_tokens ([sampling] max_tokens), `{eval_command(a.source.shape)} "
+            f"{max_tokens_flag(a.source.shape)} N` (threshold: --max-truncated)",
         )
     elif truncated > th.warn_truncated:
         result.warn(

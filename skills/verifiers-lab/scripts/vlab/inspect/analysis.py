@@ -303,7 +303,7 @@ def _next_steps(result: Result, rec: dict[str, Any], request: InspectRequest | N
     if not rec["template"]:
         result.step(
             f"no template scores this answer kind: write the reward from data.recommendation.snippets "
-            f"({_rerun(request)} --snippet v1 prints it) and {doc('environment-guide')}"
+            f"(`{_rerun(request)} --snippet v1` prints it) and {doc('environment-guide')}"
         )
         return
     other = next(((g, t) for g, t in rec["templates"].items() if t and g != rec["generation"]), None)
