@@ -139,6 +139,21 @@ def run_script(
     return ScriptRun(proc)
 
 
+def call_script(capsys, script: str, *argv: str) -> tuple[int, dict, str]:
+    """Run scripts/<script>.py's main in this process with --json (cheaper than a subprocess): exactly one JSON
+    object on stdout whose exit code is the one returned, and no traceback on stderr. (code, result, stderr)."""
+    import importlib
+
+    module = importlib.import_module(script)
+    capsys.readouterr()
+    code = module.main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    obj = json.loads(out)  # exactly one JSON object
+    assert obj["exit_code"] == code
+    assert "Traceback" not in err
+    return code, obj, err
+
+
 def result_schema() -> dict:
     return json.loads((SKILL_ROOT / "references" / "result.schema.json").read_text())
 

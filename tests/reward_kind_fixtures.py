@@ -275,3 +275,17 @@ def humaneval_rows(rows: list[dict]) -> list[dict]:
         }
         for r in rows
     ]
+
+
+def template_code_rows(n: int) -> list[dict]:
+    """code_rows in the columns the code templates read by default (prompt, test list, canonical_solution,
+    entry_point)."""
+    return [
+        {
+            "prompt": r["prompt"],
+            "test": [r["test"]],
+            "canonical_solution": r["solution"],
+            "entry_point": r["entry_point"],
+        }
+        for r in code_rows(n)
+    ]

@@ -5,12 +5,11 @@ warning, then failed test_reward with exit 1 and a DatasetGenerationError naming
 from __future__ import annotations
 
 import gzip
-import importlib
 import json
 
 import dataset_fixtures as fx
 import pytest
-from conftest import assert_result, run_script
+from conftest import assert_result, call_script, run_script
 
 from vlab.core import jsonl
 from vlab.core.result import UsageError
@@ -94,13 +93,7 @@ def test_check_jsonl_forms(tmp_path, form):
 
 
 def _inspect(capsys, *argv: str) -> dict:
-    module = importlib.import_module("inspect_dataset")
-    capsys.readouterr()
-    code = module.main([*argv, "--json"])
-    out, err = capsys.readouterr()
-    obj = json.loads(out)
-    assert obj["exit_code"] == code and "Traceback" not in err
-    return obj
+    return call_script(capsys, "inspect_dataset", *argv)[1]
 
 
 @pytest.mark.once

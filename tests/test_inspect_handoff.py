@@ -10,7 +10,7 @@ import shlex
 
 import dataset_fixtures as fx
 import pytest
-from conftest import SKILL_ROOT, assert_result
+from conftest import SKILL_ROOT, assert_result, call_script
 
 from vlab.core.installed import VerifiersInfo
 from vlab.core.invocation import command
@@ -33,13 +33,7 @@ def _inspect(monkeypatch, path, installed=V1, **kw) -> Result:
 
 
 def _call(capsys, script: str, *argv: str) -> dict:
-    module = importlib.import_module(script)
-    capsys.readouterr()
-    code = module.main([*argv, "--json"])
-    out, err = capsys.readouterr()
-    obj = json.loads(out)
-    assert obj["exit_code"] == code and "Traceback" not in err
-    return obj
+    return call_script(capsys, script, *argv)[1]
 
 
 # -- the calculator tool template ----------------------------------------------------------------------

@@ -170,16 +170,7 @@ def test_a_gold_that_names_no_option_fails(tmp_path):
 
 @pytest.mark.classic
 def test_the_code_template_passes_every_code_check(tmp_path):
-    rows = [
-        {
-            "prompt": r["prompt"],
-            "test": [r["test"]],
-            "canonical_solution": r["solution"],
-            "entry_point": r["entry_point"],
-        }
-        for r in fx.code_rows(4)
-    ]
-    result = run(TEMPLATES / "classic-code", fx.write_rows(tmp_path, rows), num_examples=3)
+    result = run(TEMPLATES / "classic-code", fx.write_rows(tmp_path, fx.template_code_rows(4)), num_examples=3)
     assert result.exit_code() == 0, failed(result)
     assert result.data["probes"]["answer_kind"] == "code"
     by_probe = {p["probe"]: p["total"] for p in result.data["probes"]["by_probe"]}

@@ -22,24 +22,13 @@ from pathlib import Path
 
 import pytest
 from conftest import SKILL_ROOT
+from test_judge import ROWS as JUDGE_ROWS  # long-text questions with reference answers
 
 from vlab.hosted import rehearse
 
 pytestmark = pytest.mark.slow
 
 ROWS = [{"question": f"What is {i} plus {i + 1}?", "answer": str(2 * i + 1)} for i in range(12)]
-JUDGE_ROWS = [
-    {
-        "question": "Why is the sky blue during the day?",
-        "answer": "Sunlight is scattered by air molecules, and shorter blue wavelengths scatter much more strongly "
-        "than red ones (Rayleigh scattering). This scattered blue light reaches our eyes from every direction.",
-    },
-    {
-        "question": "What causes the seasons on Earth?",
-        "answer": "The tilt of Earth's axis, about 23.5 degrees, changes how directly sunlight strikes each "
-        "hemisphere over the year. Distance from the Sun is not the cause.",
-    },
-]
 TOOL_ROWS = [
     {
         "question": "Janet has 16 eggs, eats 3, bakes with 4 and sells the rest at $2 each. How many dollars does she make?",

@@ -28,18 +28,6 @@ TEMPLATES = SKILL_ROOT / "templates" / "environments"
 HOG_SECONDS = 600  # the hog's own end, should the test die before it stops it
 
 
-def _code_rows() -> list[dict]:
-    return [
-        {
-            "prompt": r["prompt"],
-            "test": [r["test"]],
-            "canonical_solution": r["solution"],
-            "entry_point": r["entry_point"],
-        }
-        for r in fx.code_rows(3)
-    ]
-
-
 def _cases(tmp_path, kind: str):
     """(name, environment, data, options, expected exit code) for one kind: correct, then broken."""
     if kind == "numeric":
@@ -63,7 +51,7 @@ def _cases(tmp_path, kind: str):
         (
             "correct",
             TEMPLATES / "classic-code",
-            fx.write_rows(tmp_path, _code_rows(), "code.jsonl"),
+            fx.write_rows(tmp_path, fx.template_code_rows(3), "code.jsonl"),
             {"num_examples": 1},
             0,
         ),

@@ -12,7 +12,6 @@ Run in-process where the script allows it (milliseconds); test_reward starts its
 from __future__ import annotations
 
 import gzip
-import importlib
 import json
 import time
 
@@ -20,7 +19,7 @@ import dataset_fixtures as dfx
 import env_fixtures as fx
 import evalfile_fixtures as efx
 import pytest
-from conftest import run_script
+from conftest import call_script, run_script
 
 from vlab.evals.verdicts import Thresholds
 
@@ -28,15 +27,7 @@ from vlab.evals.verdicts import Thresholds
 pytestmark = pytest.mark.once
 
 
-def _call(capsys, script: str, *argv: str) -> tuple[int, dict, str]:
-    module = importlib.import_module(script)
-    capsys.readouterr()
-    code = module.main([*argv, "--json"])
-    out, err = capsys.readouterr()
-    obj = json.loads(out)  # exactly one JSON object
-    assert obj["exit_code"] == code
-    assert "Traceback" not in err
-    return code, obj, err
+_call = call_script
 
 
 def _eval_rows(n: int = 200) -> list[bytes]:

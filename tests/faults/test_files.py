@@ -6,13 +6,13 @@ among good ones are counted, reported and the rest judged. Run in-process for sp
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 
 import dataset_fixtures as dfx
 import evalfile_fixtures as efx
 import pytest
+from conftest import call_script
 
 # the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
 pytestmark = pytest.mark.once
@@ -42,13 +42,8 @@ WHOLE_FILE = {
 
 
 def _call(capsys, script: str, *argv: str) -> tuple[int, dict, str]:
-    module = importlib.import_module(script)
-    capsys.readouterr()
-    code = module.main([*argv, "--json"])
-    out, err = capsys.readouterr()
-    obj = json.loads(out)  # exactly one JSON object
-    assert obj["exit_code"] == code
-    assert "Traceback" not in err and SECRET not in out and SECRET not in err
+    code, obj, err = call_script(capsys, script, *argv)
+    assert SECRET not in json.dumps(obj) and SECRET not in err
     return code, obj, err
 
 
