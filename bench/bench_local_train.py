@@ -72,6 +72,8 @@ def settings(args) -> dict:
         "model_shape": args.model_shape,
         "threads": args.threads,
         "lora": args.lora,
+        "memory_budget": args.memory_budget,
+        "quick_decode": args.quick_decode,
     }
 
 
@@ -123,6 +125,10 @@ def run_ours(s: dict) -> dict:
 
     if s["device"] == "cpu":
         torch.set_num_threads(s["threads"])
+    budget = s.get("memory_budget") or 0.0
+    if budget and s["device"] == "cuda":  # a smaller card: the allocator capped before any weight loads
+        total = torch.cuda.get_device_properties(0).total_memory
+        torch.cuda.set_per_process_memory_fraction(min(1.0, budget * 2**30 / total), 0)
     model, tok = build_model(s["model_shape"], s["seed"], s["device"])
     out = tempfile.mkdtemp(prefix="bench-lt-")
     lora = [(["lora", "enabled"], True)] if s.get("lora") else []
@@ -138,6 +144,7 @@ def run_ours(s: dict) -> dict:
             (["output_dir"], out),
             # a random real-sized model scores 0 everywhere: train anyway, to time the update
             (["filter_zero_advantages"], s["model_shape"] == "toy"),
+            (["model", "memory_budget_gib"], budget),
             *lora,
         ],
     )
@@ -207,7 +214,8 @@ def decode_figures(trainer, n_params: int, bandwidth: float | None, s: dict) -> 
 
     def timed(sampler) -> float:
         sampler.eos_ids = [10**9]  # no row stops early
-        sampler.generate(prompts[:2], SamplingConfig(max_completion_tokens=4), seed=0)  # warm-up
+        warm = prompts if sampler.cuda_graphs else prompts[:2]  # the graphs are captured in the same call's shape
+        sampler.generate(warm, SamplingConfig(max_completion_tokens=steps if sampler.cuda_graphs else 4), seed=0)
         if s["device"] == "cuda":
             torch.cuda.synchronize()
         t = time.perf_counter()
@@ -218,16 +226,21 @@ def decode_figures(trainer, n_params: int, bandwidth: float | None, s: dict) -> 
 
     ours = trainer.sampler
     kw = dict(max_batch=ours.max_batch, autocast=ours.autocast)
-    loop = timed(HFSampler(trainer.model, trainer.tokenizer, **kw))
-    generate = timed(HFSampler(trainer.model, trainer.tokenizer, static_cache=False, **kw))
+    loop = timed(HFSampler(trainer.model, trainer.tokenizer, cuda_graphs=ours.cuda_graphs, **kw))
     out = {
         "decode_ms_per_step": 1000 * loop / steps,
         "decode_tokens_per_s": s["batch_size"] * steps / loop,
-        "hf_generate_ms_per_step": 1000 * generate / steps,
         "decode_loop": ours.uses_decode_loop,
+        "decode_cuda_graphs": ours.cuda_graphs and s["device"] == "cuda",
     }
     if bandwidth:  # bf16 weights read once a step
         out["decode_bandwidth_limit_ms"] = 1000 * 2 * n_params / bandwidth
+    if s.get("quick_decode"):  # the run's own loop only
+        return out
+    if out["decode_cuda_graphs"]:
+        out["decode_eager_ms_per_step"] = 1000 * timed(HFSampler(trainer.model, trainer.tokenizer, **kw)) / steps
+    generate = timed(HFSampler(trainer.model, trainer.tokenizer, static_cache=False, **kw))
+    out["hf_generate_ms_per_step"] = 1000 * generate / steps
     return out
 
 
@@ -475,6 +488,8 @@ def parse_args(argv=None):
     )
     p.add_argument("--lora", action="store_true", help="LoRA instead of full fine-tuning (ours)")
     p.add_argument("--no-trl", action="store_true")
+    p.add_argument("--quick-decode", action="store_true", help="time only the run's own decode loop (GPU)")
+    p.add_argument("--memory-budget", type=float, default=0.0, metavar="GIB", help="ours on a card this size (CUDA)")
     p.add_argument("--repeats", type=int, default=3, help="runs of each trainer, interleaved (medians reported)")
     p.add_argument("--profile-steps", type=int, metavar="N", help="time N steps of the classic-environment path")
     p.add_argument("--no-gc-freeze", action="store_true", help="--profile-steps without the trainer's frozen heap")

@@ -345,6 +345,22 @@ def test_a_ready_made_model_gets_the_checkpointing_its_plan_counts(tmp_path):
     assert not checkpointing_on(model)
 
 
+def test_a_lora_run_on_a_bf16_base_plans_no_float32_copy_of_the_base(tmp_path):
+    """LoRA on a bf16 base without autocast computes in bf16 (the adapters are float32): the plan counts no
+    compute copy of the base. It counted a float32 one, from the adapters' dtype: 15.0 GiB planned against
+    a measured 8.7 GiB peak for the 1.5B shape on an H100; 9.3 without it."""
+    from vlab.train.model import apply_lora
+
+    tok = make_tokenizer()
+    cfg = load_config(None, [(["output_dir"], str(tmp_path / "run")), (["lora", "enabled"], True)])
+    model = apply_lora(make_model(tok).to(torch.bfloat16), cfg)
+    assert {p.dtype for p in model.parameters() if p.requires_grad} == {torch.float32}
+    source = FunctionSource(TOY_PROMPTS, lambda text, conv: share_of_a(text), env_id="toy")
+    plan = Trainer(cfg, model, tok, source, torch.device("cpu")).plan
+    assert plan.precision.compute == plan.precision.weights == "bfloat16"
+    assert plan.estimate.compute_copy == 0 and plan.lora
+
+
 def test_micro_batching_gives_the_same_gradients_as_one_batch(tmp_path):
     tok = make_tokenizer()
     prompts = [render_chat(tok, p) for p in TOY_PROMPTS]

@@ -85,10 +85,16 @@ def test_sigterm_inside_a_tool_keeps_the_partial_result(capsys):
     parser = ArgumentParser()
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--strict", action="store_true")
-    import vlab.core.guard  # noqa: F401  (installs the SIGTERM handler, as every script's first import)
+    from vlab.core import guard  # installs the SIGTERM handler, as every script's first import
 
+    # ...in a fresh process: in this one an earlier test may have loaded a classic environment, whose
+    # verifiers installs its own SIGTERM handler (exit(143) without our result)
+    saved = signal.signal(signal.SIGTERM, guard._on_sigterm)
     t0 = time.monotonic()
-    assert cli.run("demo", parser, execute, argv=["--json"]) == 143
+    try:
+        assert cli.run("demo", parser, execute, argv=["--json"]) == 143
+    finally:
+        signal.signal(signal.SIGTERM, saved)
     assert time.monotonic() - t0 < 30  # a bound on the 60 s sleep, generous for a loaded machine
     out, err = capsys.readouterr()
     obj = json.loads(out)

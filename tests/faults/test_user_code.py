@@ -142,7 +142,9 @@ def _bound(obj: dict, timeout: float = 1.0) -> float:
     load = float(env.get("load_seconds") or 30.0)
     allowance = timeout * max(1, len(env.get("reward_functions") or [])) + GRACE
     scale = max(1.0, float((obj["data"].get("machine_load") or {}).get("bound_scale_at_end") or 1.0))
-    return (1 + MAX_REVIVALS) * (load + allowance * scale) + 45.0
+    # 3x: the later workers load under whatever load the suite's other workers make by then (4 pytest workers
+    # on 2 cores: 328 s against 163); capped under the 600 s the hanging rewards sleep, so a hang still fails
+    return min(540.0, 3 * ((1 + MAX_REVIVALS) * (load + allowance * scale) + 45.0))
 
 
 def test_verifiers_present():

@@ -77,6 +77,13 @@ def build_parser():
     p.add_argument("--max-steps", type=numbers.integer(1), help="optimizer steps (max_steps)")
     p.add_argument("--output-dir", help="where metrics, checkpoints and eval results go (output_dir)")
     p.add_argument("--device", help="auto, cpu, cuda or cuda:N (model.device)")
+    p.add_argument(
+        "--memory-budget",
+        type=numbers.real(0),
+        metavar="GIB",
+        help="builtin: plan for at most this many GiB (model.memory_budget_gib; 0: off), e.g. 24 for a 24 GB "
+        "card; smaller micro-batches or checkpointing where needed, said in the result; capped there on CUDA",
+    )
     p.add_argument("--lora", action="store_true", default=None, help="train a LoRA adapter (lora.enabled = true)")
     p.add_argument("--wandb", action="store_true", default=None, help="log to Weights & Biases (wandb.enabled)")
     p.add_argument(
@@ -135,6 +142,7 @@ def request(args) -> LocalTrainRequest:
         max_steps=args.max_steps,
         output_dir=args.output_dir,
         device=args.device,
+        memory_budget=args.memory_budget,
         lora=args.lora,
         wandb=args.wandb,
         sets=tuple(args.set),

@@ -44,6 +44,9 @@ class ModelConfig:
     # CPU intra-op threads; 0 = auto (1 for models under 20M parameters, where thread
     # synchronisation costs more than it saves, measured 10x on 2 busy cores).
     cpu_threads: int = 0
+    # GiB this run may use on its device (0: off): the plan sizes micro-batches, the generation batch and
+    # checkpointing to it, and on CUDA the process's allocator is capped there (a 24 GB card on a bigger one).
+    memory_budget_gib: float = 0.0
 
 
 @dataclass
@@ -59,8 +62,8 @@ class SamplerConfig:
     type: str = "hf"  # hf | vllm
     # hf: a decode loop with a preallocated KV cache (false: transformers' generate, slower).
     static_cache: bool = True
-    # hf on CUDA: replay each decode step as a CUDA graph (a few launches instead of hundreds).
-    cuda_graphs: bool = False
+    # hf on CUDA: each decode step one replayed CUDA graph per batch bucket (vlab.train.graphs); false: eager steps.
+    cuda_graphs: bool = True
     gpu_memory_utilization: float = 0.3  # vllm only: the trainer shares the GPU
     enforce_eager: bool = True
 
@@ -347,6 +350,13 @@ def validate(cfg: TrainConfig) -> None:
         bad(f"model.optimization_dtype must be auto, float32 or bfloat16, got {cfg.model.optimization_dtype!r}")
     if cfg.model.fused_lm_head_token_chunk_size < 0 or cfg.model.seq_len < 0:
         bad("model.fused_lm_head_token_chunk_size and model.seq_len must be >= 0 (0: auto)")
+    if cfg.model.memory_budget_gib < 0:
+        bad(f"model.memory_budget_gib must be >= 0 (0: off), got {cfg.model.memory_budget_gib:g}")
+    if cfg.model.memory_budget_gib and cfg.sampler.type == "vllm":
+        bad(
+            "model.memory_budget_gib caps this process's memory, which the in-process vLLM sampler shares",
+            hint="with sampler.type = 'vllm' size its share with sampler.gpu_memory_utilization instead",
+        )
     if cfg.sampling.max_completion_tokens < 1:
         bad("sampling.max_completion_tokens must be >= 1")
     if cfg.sampling.temperature <= 0:

@@ -10,10 +10,8 @@
   full-vocabulary tensor alive.
 - Rows that finished (eos) stop costing compute: when a quarter of the rows are done the
   batch is compacted (KV cache and all per-row state index-selected).
-- On CUDA, `cuda_graphs` replays each decode step as a captured graph (static shapes: the
-  cache then returns its full length and the mask hides the unwritten part); a step is a
-  handful of launches instead of one per kernel. Graphs are captured per batch size, and
-  compaction then only halves the batch.
+- `static_shapes` runs a fixed-length cache (it returns its full length and the mask hides the
+  unwritten part), the shapes `vlab.train.graphs` replays as CUDA graphs on a GPU.
 
 Logits come from the model's (decoder, lm_head) pair (`vlab.train.model.lm_parts`), the
 same the trainer's loss uses. The attention layers see a prepared 4D mask, so this works
@@ -183,6 +181,7 @@ def pick(
     """
     scores = logits.float() / temperature
     logp = torch.log_softmax(scores, dim=-1)
+    logp_of = scores  # unfiltered: the sampling probabilities are exp(logp), no second softmax
     if greedy:
         tok = scores.argmax(dim=-1)
     else:
@@ -195,54 +194,36 @@ def pick(
             drop = cum <= (1 - top_p)
             drop[:, -1] = False  # always keep the most likely token
             scores = scores.masked_fill(drop.scatter(1, order, drop), float("-inf"))
-        probs = scores.softmax(dim=-1)
+        probs = logp.exp() if scores is logp_of else scores.softmax(dim=-1)
         if uniform is None:
             tok = torch.multinomial(probs, 1).squeeze(1)
         else:  # inverse CDF on each row's own uniform draw: a row's token does not depend on the others
-            cdf = probs.cumsum(dim=-1)
-            at = (uniform.to(cdf.dtype) * cdf[:, -1])[:, None].contiguous()
-            tok = torch.searchsorted(cdf, at, right=True).squeeze(1).clamp(max=cdf.shape[-1] - 1)
+            tok = inverse_cdf(probs, uniform)
     return tok, logp.gather(-1, tok[:, None]).squeeze(1)
 
 
-class _GraphStep:
-    """One decode step captured as a CUDA graph for a fixed batch size (static buffers)."""
+# Vocabulary positions summed together before the cumulative sum (inverse_cdf).
+CDF_BLOCK = 128
 
-    def __init__(self, decoder, cache: KVCache, valid: torch.Tensor, eager: bool, dtype: torch.dtype):
-        b, total = valid.shape
-        dev = valid.device
-        self.tok = torch.zeros((b, 1), dtype=torch.long, device=dev)
-        self.pos = torch.zeros((b, 1), dtype=torch.long, device=dev)
-        self.valid = valid.clone()
-        self.span = torch.arange(total, device=dev)
-        self.decoder, self.cache, self.eager, self.dtype = decoder, cache, eager, dtype
 
-        def step():
-            allowed = (self.valid & (self.span[None, :] <= self.cache.write_pos))[:, None, None, :]
-            out = self.decoder(
-                input_ids=self.tok,
-                attention_mask=_as_mask(allowed, self.eager, self.dtype),
-                position_ids=self.pos,
-                past_key_values=self.cache,
-                use_cache=True,
-            )
-            return out.last_hidden_state[:, -1]
+def inverse_cdf(probs: torch.Tensor, uniform: torch.Tensor) -> torch.Tensor:
+    """Per row, the first token whose cumulative probability exceeds uniform * the row's total.
 
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            for _ in range(2):  # warm-up writes land where the first real step writes anyway
-                step()
-        torch.cuda.current_stream().wait_stream(stream)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self.hidden = step()
-
-    def __call__(self, tok: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-        self.tok.copy_(tok[:, None])
-        self.pos.copy_(pos[:, None])
-        self.graph.replay()
-        return self.hidden
+    Two levels, so the one pass over the vocabulary is a sum: the cumulative sum runs over the
+    blocks' sums, then inside the chosen block only (a full-vocabulary cumsum was the slowest
+    kernel of a GPU decode step)."""
+    rows, vocab = probs.shape
+    pad = -vocab % CDF_BLOCK
+    blocks = (torch.nn.functional.pad(probs, (0, pad)) if pad else probs).view(rows, -1, CDF_BLOCK)
+    ends = blocks.sum(dim=-1).cumsum(dim=-1)  # [rows, blocks]: the cdf at each block's end
+    at = (uniform.to(ends.dtype) * ends[:, -1])[:, None].contiguous()
+    block = torch.searchsorted(ends, at, right=True).clamp(max=ends.shape[-1] - 1)  # [rows, 1]
+    start = torch.where(block > 0, ends.gather(1, (block - 1).clamp(min=0)), 0.0)
+    mass = blocks.gather(1, block[:, :, None].expand(rows, 1, CDF_BLOCK)).squeeze(1)
+    offset = torch.searchsorted(mass.cumsum(dim=-1) + start, at, right=True)
+    # rounding can put the draw past the block's last token: then its last token that has any mass
+    last = torch.where(mass > 0, torch.arange(CDF_BLOCK, device=probs.device), 0).amax(dim=-1, keepdim=True)
+    return (block * CDF_BLOCK + torch.minimum(offset, last)).squeeze(1).clamp(max=vocab - 1)
 
 
 @torch.no_grad()
@@ -260,20 +241,15 @@ def decode(
     greedy: bool = False,
     eager_attention: bool = False,
     mask_dtype: torch.dtype = torch.float32,
-    cuda_graphs: bool = False,
-    report: dict | None = None,
-    static_shapes: bool | None = None,
+    static_shapes: bool = False,
     row_seeds: list[int] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Generate for left-padded prompts. Returns (tokens, logprobs), each [rows, max_new_tokens]
-    on CPU; a row's tokens after its first eos are padding. A CUDA graph that cannot be
-    captured falls back to eager steps (the reason lands in `report["cuda_graphs_error"]`).
-    `static_shapes` (default: as the graphs need) runs the graphs' fixed-length cache and
-    masks eagerly, which the CPU tests use to check them. `row_seeds` (one per prompt) samples each
+    on CPU; a row's tokens after its first eos are padding. `static_shapes` runs a fixed-length
+    cache and masks (CUDA graphs run that way: `vlab.train.graphs`). `row_seeds` (one per prompt) samples each
     row from its own generator (one uniform draw per token), so a row's tokens do not depend on which
     rows share the batch; without them the rows share torch's global generator."""
     device = head.weight.device
-    graphs = cuda_graphs and device.type == "cuda"
     b, n = len(prompts), max_new_tokens
     width = max(len(p) for p in prompts)
     total = width + n
@@ -285,14 +261,13 @@ def decode(
         valid[r, width - len(p) :] = True
     ids, valid, lens = ids.to(device), valid.to(device), lens.to(device)
     pos = (torch.arange(width, device=device)[None, :] - (width - lens)[:, None]).clamp(min=0)
-    static = graphs if static_shapes is None else static_shapes
-    cache = KVCache(total, static_shapes=static)
+    cache = KVCache(total, static_shapes=static_shapes)
 
     # Prefill: causal over the real tokens; a padding position sees itself (no empty softmax row).
     causal = torch.ones((width, width), dtype=torch.bool, device=device).tril()
     eye = torch.eye(width, dtype=torch.bool, device=device)
     allowed = ((causal[None] & valid[:, None, :width]) | eye[None])[:, None]
-    if static:  # the static cache returns all `total` positions; the unwritten ones are masked
+    if static_shapes:  # the static cache returns all `total` positions; the unwritten ones are masked
         allowed = torch.nn.functional.pad(allowed, (0, total - width), value=False)
     hidden = decoder(
         input_ids=ids,
@@ -310,7 +285,6 @@ def decode(
     eos = torch.tensor(eos_ids or [-1], dtype=torch.long, device=device)
     next_pos = lens.clone()
     sync_every = CUDA_SYNC_EVERY if device.type == "cuda" else 1
-    step_graph: _GraphStep | None = None
     draws = None
     if row_seeds is not None and not greedy:
         gens = [torch.Generator().manual_seed(int(s) % (2**63 - 1)) for s in row_seeds]
@@ -327,32 +301,21 @@ def decode(
             live = (~done).nonzero().squeeze(1)
             if live.numel() == 0:
                 break
-            if live.numel() <= (0.5 if graphs else COMPACT_AT) * done.numel():
+            if live.numel() <= COMPACT_AT * done.numel():
                 cache.select(live)
                 rows, done, next_pos, valid, tok = rows[live], done[live], next_pos[live], valid[live], tok[live]
-                step_graph = None
-        if graphs and step_graph is None:
-            try:
-                step_graph = _GraphStep(decoder, cache, valid, eager_attention, mask_dtype)
-            except Exception as err:  # noqa: BLE001 - eager steps give the same tokens, only slower
-                graphs = False
-                if report is not None:
-                    report["cuda_graphs_error"] = f"{type(err).__name__}: {err}"
-        if graphs:
-            hidden = step_graph(tok, next_pos)
+        if cache.static_shapes:  # the cache returns every position: hide the unwritten ones
+            span = torch.arange(total, device=device)
+            allowed = (valid & (span[None, :] <= cache.length))[:, None, None, :]
         else:
-            if cache.static_shapes:  # the cache returns every position: hide the unwritten ones
-                span = torch.arange(total, device=device)
-                allowed = (valid & (span[None, :] <= cache.length))[:, None, None, :]
-            else:
-                allowed = valid[:, None, None, : cache.length + 1]
-            hidden = decoder(
-                input_ids=tok[:, None],
-                attention_mask=_as_mask(allowed, eager_attention, mask_dtype),
-                position_ids=next_pos[:, None],
-                past_key_values=cache,
-                use_cache=True,
-            ).last_hidden_state[:, -1]
+            allowed = valid[:, None, None, : cache.length + 1]
+        hidden = decoder(
+            input_ids=tok[:, None],
+            attention_mask=_as_mask(allowed, eager_attention, mask_dtype),
+            position_ids=next_pos[:, None],
+            past_key_values=cache,
+            use_cache=True,
+        ).last_hidden_state[:, -1]
         cache.advance(1)
         next_pos += 1
     return tokens.cpu(), logps.cpu()

@@ -3,6 +3,11 @@ loads, or from the loaded model), the device's free memory, and `vlab.train.memo
 estimate -> the micro-batch token budget, the generation batch, gradient checkpointing;
 or a refusal up front (exit 3) that names the knob to turn.
 
+`model.memory_budget_gib` (`--memory-budget`) plans for less than the device has: the plan is
+made for min(free, budget) and compared with the plan without it, so the result names what the
+budget gave up (smaller micro-batches, a smaller generation batch, checkpointing turned on);
+on CUDA `enforce_budget` caps the process's allocator there.
+
 `local_train --dry-run` prints the plan and loads nothing.
 """
 
@@ -29,6 +34,8 @@ class Plan:
     estimate: memory.Estimate
     fits: bool
     lora: bool
+    memory_budget: int = 0  # bytes asked for (model.memory_budget_gib; 0: off)
+    unbudgeted: memory.Estimate | None = None  # the plan without the budget, when one is asked for
 
     @property
     def checkpointing(self) -> bool:
@@ -56,7 +63,34 @@ class Plan:
             f"tokens a micro-batch, logits chunk {e.logits_chunk / g:.2f}; generation {e.generation_peak / g:.2f}: "
             f"KV cache {e.kv_cache / g:.2f} for {e.generation_batch} x {e.seq_len} tokens); "
             f"gradient checkpointing {'on' if e.checkpointing else 'off'}"
+        ) + (f"; {self.describe_budget()}" if self.memory_budget else "")
+
+    def given_up(self) -> list[str]:
+        """What the memory budget cost against the plan without it (empty: nothing)."""
+        e, u = self.estimate, self.unbudgeted
+        if not self.memory_budget or u is None:
+            return []
+        out = []
+        if e.micro_batch_tokens < u.micro_batch_tokens:
+            out.append(f"smaller micro-batches ({e.micro_batch_tokens} tokens, not {u.micro_batch_tokens})")
+        if e.generation_batch < u.generation_batch:
+            out.append(f"a smaller generation batch ({e.generation_batch}, not {u.generation_batch})")
+        if e.checkpointing and not u.checkpointing:
+            out.append("gradient checkpointing turned on (about a third more compute)")
+        return out
+
+    def describe_budget(self) -> str:
+        e, g = self.estimate, memory.GIB
+        head = (
+            f"memory budget {asked_gib(self.memory_budget)} GiB (asked): micro-batches of {e.micro_batch_tokens} tokens, "
+            f"generation batch {e.generation_batch}, gradient checkpointing {'on' if e.checkpointing else 'off'}"
         )
+        lost = self.given_up()
+        if lost:
+            return head + "; it trades speed for memory, against the plan without it: " + ", ".join(lost)
+        if self.memory_budget >= self.free:
+            return head + f"; the device has only {self.free / g:.2f} GiB free, so the budget changes nothing"
+        return head + ", the same as without it: nothing given up"
 
     def to_dict(self) -> dict:
         return {
@@ -77,7 +111,27 @@ class Plan:
             "lm_head_chunk": self.lm_head_chunk,
             "gradient_checkpointing": self.checkpointing,
             "estimate_gib": self.estimate.gib(),
+            "memory_budget_gib": round(self.memory_budget / memory.GIB, 3),
+            **(self._budget_dict() if self.memory_budget and self.unbudgeted is not None else {}),
         }
+
+    def _budget_dict(self) -> dict:
+        u = self.unbudgeted
+        assert u is not None
+        return {
+            "without_budget": {
+                "micro_batch_tokens": u.micro_batch_tokens,
+                "generation_batch": u.generation_batch,
+                "gradient_checkpointing": u.checkpointing,
+                "peak_gib": round(u.peak / memory.GIB, 3),
+            },
+            "given_up": self.given_up(),
+        }
+
+
+def asked_gib(n: int) -> str:
+    """A memory budget in GiB as the user wrote it (24, 23.5, 0.001), not its rounding to bytes."""
+    return f"{n / memory.GIB:.4g}"
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -149,10 +203,32 @@ def make_plan(
     already_loaded: int = 0,
     free: int | None = None,
 ) -> Plan:
+    """The plan on `free` bytes (default: what the device has free now). With model.memory_budget_gib
+    the plan is made for at most that much, the whole process's share (the weights `already_loaded`
+    count against it), and the plan without it rides along to name what the budget gave up."""
     free = free_memory(device) if free is None else free
     vllm = cfg.sampler.type == "vllm"
     if vllm and device.type == "cuda":  # the in-process engine takes its share of the GPU for itself
         free = int(free * max(0.0, 1.0 - cfg.sampler.gpu_memory_utilization))
+    asked = int(cfg.model.memory_budget_gib * memory.GIB)
+    args = (cfg, device, precision, shape, trainable, already_loaded)
+    if not asked:
+        return _plan(*args, free)
+    plan = _plan(*args, min(free, max(0, asked - already_loaded)))
+    plan.free, plan.memory_budget, plan.unbudgeted = free, asked, _plan(*args, free).estimate
+    return plan
+
+
+def _plan(
+    cfg: TrainConfig,
+    device: torch.device,
+    precision: memory.Precision,
+    shape: memory.ModelShape,
+    trainable: int,
+    already_loaded: int,
+    free: int,
+) -> Plan:
+    vllm = cfg.sampler.type == "vllm"
     budget = memory.budget_bytes(free, device.type == "cuda", already_loaded)
     ckpt = cfg.model.gradient_checkpointing
     kwargs = dict(
@@ -218,17 +294,49 @@ def plan_for_model(cfg: TrainConfig, model, device: torch.device, compute: torch
 def refusal(plan: Plan) -> PrerequisiteError:
     e, g = plan.estimate, memory.GIB
     phase = "the update" if e.update_peak >= e.generation_peak else "generation"
+    of = f"{plan.free / g:.1f} GiB free"
+    knobs = memory.knobs(e, plan.precision, plan.lora)
+    if plan.memory_budget:
+        asked = asked_gib(plan.memory_budget)
+        of = f"the {asked} GiB memory budget (asked; {of})"
+        knobs += f"; a larger model.memory_budget_gib (--memory-budget, now {asked})"
     return PrerequisiteError(
         f"this run does not fit on {plan.device}: {phase} needs about {e.peak / g:.1f} GiB "
         f"(update {e.update_peak / g:.1f}, generation {e.generation_peak / g:.1f}), "
-        f"{plan.budget / g:.1f} GiB usable of {plan.free / g:.1f} GiB free",
-        hint="turn one of: " + memory.knobs(e, plan.precision, plan.lora),
+        f"{plan.budget / g:.1f} GiB usable of {of}",
+        hint="turn one of: " + knobs,
     )
 
 
 def require_fit(plan: Plan) -> None:
     if not plan.fits:
         raise refusal(plan)
+
+
+def enforce_budget(plan: Plan, device: torch.device, result: Result) -> None:
+    """Hold a CUDA run to its memory budget: the process's caching allocator capped at budget / the
+    device's total memory (`torch.cuda.set_per_process_memory_fraction`). On CPU the budget is planned for only."""
+    if not plan.memory_budget:
+        return
+    g, asked = memory.GIB, f"memory budget {asked_gib(plan.memory_budget)} GiB (asked)"
+    if device.type != "cuda":
+        result.passed("memory_budget", f"{asked}: planned for; only a CUDA device enforces it, not {device}")
+        return
+    total = int(torch.cuda.get_device_properties(device).total_memory)
+    if plan.memory_budget >= total:
+        result.warn(
+            "memory_budget",
+            f"{asked} is not below {device}'s {total / g:.1f} GiB: nothing capped",
+            hint="a budget below the device's memory makes the run hold to it",
+        )
+        return
+    fraction = plan.memory_budget / total
+    torch.cuda.set_per_process_memory_fraction(fraction, device)
+    result.passed(
+        "memory_budget",
+        f"{asked}: this process's CUDA allocations capped at {fraction:.3f} of {device}'s {total / g:.1f} GiB "
+        f"(torch.cuda.set_per_process_memory_fraction)",
+    )
 
 
 def dry_run(cfg: TrainConfig, result: Result) -> dict:

@@ -130,6 +130,10 @@ RULES: dict[str, Rule] = {
         "orchestrator.renderer.name", lambda c: c.model.renderer, when=lambda c: c.model.renderer != "auto"
     ),
     "model.cpu_threads": lone("CPU threads of the builtin engine; prime-rl runs on GPUs"),
+    "model.memory_budget_gib": lone(
+        "the builtin engine's one-GPU memory plan; prime-rl sizes its trainer by seq_len and its inference by "
+        "vLLM's gpu_memory_utilization"
+    ),
     "sampling.max_completion_tokens": carry(
         "orchestrator.train.sampling.max_completion_tokens", lambda c: c.sampling.max_completion_tokens
     ),

@@ -36,6 +36,9 @@ def render(result: Result, console: Any, request: LocalTrainRequest, outcome: An
             f"({m['micro_batch_tokens']} tokens a micro-batch, gradient checkpointing "
             f"{'on' if m['gradient_checkpointing'] else 'off'})"
         )
+        if m.get("memory_budget_gib"):
+            lost = ", ".join(m.get("given_up") or []) or "nothing against the plan without it"
+            lines.append(f"memory budget {m['memory_budget_gib']:g} GiB (asked): gave up {lost}")
     if d.get("engine") == "prime-rl":
         lines.append(f"rl.toml: {d.get('rl_toml')}")
         for c in d.get("commands", []):

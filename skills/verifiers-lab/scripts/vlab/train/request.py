@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ class LocalTrainRequest:
     max_steps: int | None = None
     output_dir: str | None = None
     device: str | None = None  # [model] device
+    memory_budget: float | None = None  # [model] memory_budget_gib: GiB the run may use (0: off)
     lora: bool | None = None  # lora.enabled
     wandb: bool | None = None  # wandb.enabled
     sets: tuple[str, ...] = ()  # --set KEY=VALUE overrides, applied first
@@ -50,6 +52,14 @@ class LocalTrainRequest:
         if self.engine not in ENGINES:
             raise UsageError(f"unknown engine {self.engine!r}", hint="one of: " + ", ".join(ENGINES))
         object.__setattr__(self, "sets", tuple(self.sets))
+        if self.memory_budget is not None:
+            budget = self.memory_budget
+            if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not 0 <= budget < math.inf:
+                raise UsageError(
+                    f"memory_budget must be a finite number of GiB >= 0 (0: off), got {budget!r}",
+                    hint="e.g. --memory-budget 24 for a 24 GB card",
+                )
+            object.__setattr__(self, "memory_budget", float(budget))
         out = [parse_override(text) for text in self.sets]
         from vlab.train.envargs import parse_dotted_arg
 
@@ -75,6 +85,7 @@ class LocalTrainRequest:
             (self.max_steps, ["max_steps"]),
             (self.output_dir, ["output_dir"]),
             (self.device, ["model", "device"]),
+            (self.memory_budget, ["model", "memory_budget_gib"]),
             (self.lora, ["lora", "enabled"]),
             (self.wandb, ["wandb", "enabled"]),
             (self.nodes, ["deployment", "num_nodes"]),

@@ -179,7 +179,7 @@ def run_builtin(
         resolve_dtype,
         set_cpu_threads,
     )
-    from vlab.train.plan import plan_before_load, require_fit
+    from vlab.train.plan import enforce_budget, plan_before_load, require_fit
     from vlab.train.results import write_eval_results
     from vlab.train.sampler import HFSampler, VLLMSampler
     from vlab.train.trainer import Trainer, latest_checkpoint
@@ -210,6 +210,7 @@ def run_builtin(
     plan = plan_before_load(cfg, device, dtype, weights_dtype)
     require_fit(plan)  # refuse before loading any weights, naming the knob (exit 3)
     result.passed("memory", plan.describe())
+    enforce_budget(plan, device, result)  # model.memory_budget_gib: the CUDA allocator capped before any weight loads
     tokenizer = load_tokenizer(cfg.model.name, cfg.model.trust_remote_code)
     model = apply_lora(load_model(cfg, device, weights_dtype, checkpointing=plan.checkpointing), cfg)
     threads = set_cpu_threads(model, cfg, device)

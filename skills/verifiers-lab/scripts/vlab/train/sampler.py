@@ -4,8 +4,8 @@ the distribution the trainer's importance ratio is measured against.
 
 Two implementations behind one interface:
 - `HFSampler`: the training model itself (CPU or GPU), through the decode loop of
-  `vlab.train.decode` (preallocated KV cache, batched prefill, finished rows dropped,
-  optional CUDA graphs) or transformers' `generate`; no weight sync is needed because
+  `vlab.train.decode` (preallocated KV cache, batched prefill, finished rows dropped;
+  on CUDA one replayed graph a step, `vlab.train.graphs`) or transformers' `generate`; no weight sync is needed because
   it *is* the trained model. Logprobs are gathered per step, never kept as logits.
 - `VLLMSampler`: an in-process vLLM engine (GPU, optional extra). After each
   optimizer step the trainer's weights are pushed with
@@ -78,6 +78,7 @@ class HFSampler:
         self.max_batch = max_batch  # 0: one batch for all prompts
         self.static_cache = static_cache
         self.cuda_graphs = cuda_graphs
+        self._graphs = None  # vlab.train.graphs.GraphDecoder, made at the first CUDA call
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.eos_ids = _eos_ids(model, tokenizer)
 
@@ -132,11 +133,7 @@ class HFSampler:
         mask_dtype = (
             torch.get_autocast_dtype(device.type) if torch.is_autocast_enabled(device.type) else head.weight.dtype
         )
-        report: dict = {}
-        out = decode(
-            decoder,
-            head,
-            prompts,
+        kwargs = dict(
             pad_id=self.pad_id,
             eos_ids=self.eos_ids,
             max_new_tokens=sampling.max_completion_tokens,
@@ -146,18 +143,27 @@ class HFSampler:
             greedy=greedy,
             eager_attention=getattr(config, "_attn_implementation", "sdpa") == "eager",
             mask_dtype=mask_dtype,
-            cuda_graphs=self.cuda_graphs,
-            report=report,
             row_seeds=seeds,
         )
-        if "cuda_graphs_error" in report:  # eager from now on; say why once
-            import warnings
+        if self.cuda_graphs and device.type == "cuda":
+            try:
+                return self.graph_decoder(decoder, head)(prompts, **kwargs)
+            except Exception as err:  # noqa: BLE001 - eager steps give the same tokens, only slower
+                import warnings
 
-            warnings.warn(
-                f"sampler.cuda_graphs: capture failed, decoding eagerly ({report['cuda_graphs_error']})", stacklevel=2
-            )
-            self.cuda_graphs = False
-        return out
+                warnings.warn(
+                    f"sampler.cuda_graphs: capture failed, decoding eagerly ({type(err).__name__}: {err})", stacklevel=2
+                )
+                self.cuda_graphs, self._graphs = False, None
+        return decode(decoder, head, prompts, **kwargs)
+
+    def graph_decoder(self, decoder, head):
+        """The CUDA-graph decode loop for this model, kept across calls (its buffers and graphs)."""
+        from vlab.train.graphs import GraphDecoder
+
+        if self._graphs is None or self._graphs.decoder is not decoder or self._graphs.head is not head:
+            self._graphs = GraphDecoder(decoder, head)
+        return self._graphs
 
     def _hf_generate(self, prompts, sampling: SamplingConfig, greedy: bool):
         from transformers import GenerationConfig, LogitsProcessorList

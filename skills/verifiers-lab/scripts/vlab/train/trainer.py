@@ -122,9 +122,8 @@ class Trainer:
         # an explicit token budget is taken as given (the plan raises it to one planned sequence)
         self.micro_batch_tokens = cfg.micro_batch_tokens or self.plan.micro_batch_tokens
         self.lm_head_chunk = self.plan.lm_head_chunk
-        self.sampler = sampler or HFSampler(
-            model, tokenizer, max_batch=self.plan.generation_batch, autocast=self.autocast
-        )
+        hf = dict(static_cache=cfg.sampler.static_cache, cuda_graphs=cfg.sampler.cuda_graphs)
+        self.sampler = sampler or HFSampler(model, tokenizer, self.plan.generation_batch, self.autocast, **hf)
         self.policy = ChatPolicy(self.sampler, tokenizer, cfg.sampling)
         self.on_step = on_step
         self.log = log or (lambda m: None)
@@ -155,7 +154,9 @@ class Trainer:
         dev = self.device.type
         with self.autocast():
             compute = torch.get_autocast_dtype(dev) if torch.is_autocast_enabled(dev) else None
-        compute = compute or next(p.dtype for p in self.model.parameters() if p.requires_grad)
+        # no autocast: LoRA's matmuls run in the frozen base's dtype (not the float32 adapters'), else the weights'
+        frozen = [p.dtype for p in self.model.parameters() if not p.requires_grad]
+        compute = compute or (frozen or [next(p.dtype for p in self.model.parameters() if p.requires_grad)])[0]
         return plan_for_model(self.cfg, self.model, self.device, compute)
 
     # -- one step ------------------------------------------------------------
