@@ -202,6 +202,13 @@ def pick(
     return tok, logp.gather(-1, tok[:, None]).squeeze(1)
 
 
+def row_draws(row_seeds: list[int], n: int) -> torch.Tensor:
+    """[rows, n] uniform draws, each row from its own generator: its tokens do not depend on its batch."""
+    return torch.stack(
+        [torch.rand(n, generator=torch.Generator().manual_seed(int(s) % (2**63 - 1))) for s in row_seeds]
+    )
+
+
 # Vocabulary positions summed together before the cumulative sum (inverse_cdf).
 CDF_BLOCK = 128
 
@@ -287,8 +294,7 @@ def decode(
     sync_every = CUDA_SYNC_EVERY if device.type == "cuda" else 1
     draws = None
     if row_seeds is not None and not greedy:
-        gens = [torch.Generator().manual_seed(int(s) % (2**63 - 1)) for s in row_seeds]
-        draws = torch.stack([torch.rand(n, generator=g) for g in gens]).to(device)
+        draws = row_draws(row_seeds, n).to(device)
     for t in range(n):
         tok, lp = pick(head(hidden), temperature, top_k, top_p, greedy, None if draws is None else draws[rows, t])
         tok = torch.where(done, pad_id, tok)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import torch
 
-from vlab.train.decode import KVCache, _as_mask, pick
+from vlab.train.decode import KVCache, _as_mask, pick, row_draws
 
 # Batch sizes a graph is captured for; above the last, multiples of it.
 BUCKETS = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
@@ -275,8 +275,7 @@ class GraphDecoder:
         self.pos[:b] = lens
         if not greedy:
             if row_seeds is not None:
-                gens = [torch.Generator().manual_seed(int(s) % (2**63 - 1)) for s in row_seeds]
-                self.draws[:count, :n] = torch.stack([torch.rand(n, generator=g) for g in gens]).to(dev)
+                self.draws[:count, :n] = row_draws(row_seeds, n).to(dev)
             else:
                 self.draws[:count, :n] = torch.rand((count, n), device=dev)
         self.write_pos.zero_()
