@@ -43,7 +43,8 @@ def _bound(obj: dict, timeout: float = 5.0) -> float:
 
     env = obj["data"].get("environment") or {}
     load = float(env.get("load_seconds") or 30.0)
-    return load + timeout * max(1, len(env.get("reward_functions") or [])) + GRACE + 45.0
+    # 3x for a loaded machine (the suite's other workers: 60 s against 56); under the 300 s the hangs here sleep
+    return min(240.0, 3 * (load + timeout * max(1, len(env.get("reward_functions") or [])) + GRACE + 45.0))
 
 
 @pytest.mark.classic
