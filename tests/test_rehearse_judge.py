@@ -79,9 +79,9 @@ def csv_text() -> str:
         ("train.csv", b'[{"question": "q", "answer": "a"}]', "a JSON array", "train.json"),
         ("train.jsonl", b"PAR1\x15\x04\x15", "Parquet", "train.parquet"),
         ("train.parquet", csv_text().encode(), "comma-separated text", "train.csv"),
-        ("train.jsonl", gzip.compress(b'{"a": 1}\n'), "gzip-compressed", "train.jsonl.gz"),
+        ("train.jsonl", gzip.compress(b'{"a": 1}\n', mtime=0), "gzip-compressed", "train.jsonl.gz"),
         ("train.jsonl.gz", b'{"a": 1}\n', "JSON lines", "train.jsonl"),
-        ("train.jsonl.gz", gzip.compress(csv_text().encode()), "comma-separated text", "train.csv.gz"),
+        ("train.jsonl.gz", gzip.compress(csv_text().encode(), mtime=0), "comma-separated text", "train.csv.gz"),
         ("train.jsonl", b"just some words\nand more\n", "plain text", None),
         ("train.jsonl", b"question\tanswer\nq\ta\n", "tab-separated text", None),  # no template reads .tsv
         ("train.jsonl", b"PK\x03\x04rest", "a zip archive", None),
@@ -109,7 +109,7 @@ def test_content_that_is_not_what_the_extension_says_is_named_with_the_file_name
         ("train.csv", csv_text().encode()),
         ("train.csv", b"question\nwhat is it\n"),  # one column: no comma
         ("train.parquet", b"PAR1\x15\x04"),
-        ("train.csv.gz", gzip.compress(csv_text().encode())),
+        ("train.csv.gz", gzip.compress(csv_text().encode(), mtime=0)),
         ("train.jsonl", b""),  # empty: the loader says so itself
         ("notes.txt", csv_text().encode()),  # not a data extension the templates read by content
     ],
