@@ -181,7 +181,7 @@ def pick(
     """
     scores = logits.float() / temperature
     logp = torch.log_softmax(scores, dim=-1)
-    logp_of = scores  # unfiltered: the sampling probabilities are exp(logp), no second softmax
+    unfiltered = scores
     if greedy:
         tok = scores.argmax(dim=-1)
     else:
@@ -194,7 +194,8 @@ def pick(
             drop = cum <= (1 - top_p)
             drop[:, -1] = False  # always keep the most likely token
             scores = scores.masked_fill(drop.scatter(1, order, drop), float("-inf"))
-        probs = logp.exp() if scores is logp_of else scores.softmax(dim=-1)
+        # no filter applied: the sampling probabilities are exp(logp), no second softmax
+        probs = logp.exp() if scores is unfiltered else scores.softmax(dim=-1)
         if uniform is None:
             tok = torch.multinomial(probs, 1).squeeze(1)
         else:  # inverse CDF on each row's own uniform draw: a row's token does not depend on the others

@@ -127,11 +127,11 @@ class GraphDecoder:
         dtype = torch.get_autocast_dtype(self.device.type) if torch.is_autocast_enabled(self.device.type) else None
         dtype = dtype or torch.float32
         if dtype != self.dtype:
-            self.dtype, self.graphs, self.sources = dtype, {}, []
-            self.copies = {n: torch.empty_like(w, dtype=dtype) for n, w in linear_weight_copies(self.decoder, dtype)}
-            self.head_copy = {n: torch.empty_like(w, dtype=dtype) for n, w in linear_weight_copies(self.head, dtype)}
+            self.dtype, self.graphs, self.sources, self.copies, self.head_copy = dtype, {}, [], {}, {}
             for copies, module in ((self.copies, self.decoder), (self.head_copy, self.head)):
-                self.sources += [(copies[n], w) for n, w in linear_weight_copies(module, dtype)]
+                for name, weight in linear_weight_copies(module, dtype):
+                    copies[name] = torch.empty_like(weight, dtype=dtype)
+                    self.sources.append((copies[name], weight))
         for dst, src in self.sources:
             dst.copy_(src.detach())
 
