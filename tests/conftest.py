@@ -17,6 +17,9 @@ SHARED = ROOT.parent / "shared"
 REAL_DATA = SHARED / "real-data"
 
 sys.path.insert(0, str(SCRIPTS))
+# As every script does: nothing compiled into the skill folder before vlab moves the cache out of it (the first
+# import of vlab, and a script imported in-process, would otherwise leave .pyc files there on a fresh clone).
+sys.dont_write_bytecode = True
 
 # The documented entry points (probe_reward.py is the code behind the test_reward.py shim).
 SCRIPT_NAMES = sorted(p.stem for p in SCRIPTS.glob("*.py") if p.stem != "probe_reward")

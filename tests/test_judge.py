@@ -459,3 +459,24 @@ def test_a_judge_check_whose_probes_all_errored_is_no_pass_and_zero_calls_give_n
     (check,) = result.checks
     assert check.status == "warn" and "no call" in check.message and check.id == "judge_cost", check
     assert judge.JudgeSettings("stub").batch_size == 128  # SKILL.md's submit_training --batch-size
+
+
+def test_the_stub_judges_time_limit_grows_with_the_load_and_stays_inside_test_rewards_bound(monkeypatch):
+    """make test-load: the classic judge template's own 5 s limit ended an instant stub answer on a busy
+    machine, and a correct environment failed `exceptions`. The limit test_reward gives a template is
+    stretched by the load, at most half test_reward's bound so judge_hang still ends inside it."""
+    import os
+    import types
+
+    from vlab.reward.judge import LIMIT_ARG, STUB_LIMIT, JudgeSettings, env_args
+
+    server = types.SimpleNamespace(url="http://127.0.0.1:9")
+    spec = str(TEMPLATES / "classic-judge")
+    cores = os.cpu_count() or 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert env_args(JudgeSettings(judge="stub"), server, spec, 15.0)[LIMIT_ARG] == STUB_LIMIT
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.0 * cores, 0.0, 0.0))
+    assert env_args(JudgeSettings(judge="stub"), server, spec, 15.0)[LIMIT_ARG] == 2 * STUB_LIMIT
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0 * cores, 0.0, 0.0))
+    assert env_args(JudgeSettings(judge="stub"), server, spec, 15.0)[LIMIT_ARG] == 15.0
+    assert LIMIT_ARG not in env_args(JudgeSettings(judge="stub"), server, str(TEMPLATES / "classic-numeric"), 15.0)

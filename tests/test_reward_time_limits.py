@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 
 import pytest
 from conftest import SKILL_ROOT
 
-from vlab.env.instrument import Calls, RewardTimeout, instrument, load_scale
+from vlab.core.installed import load_scale
+from vlab.env.instrument import Calls, RewardTimeout, instrument
 
 
 async def _own_limit(trace=None):
@@ -90,3 +92,18 @@ def test_test_reward_says_how_loaded_the_machine_was(tmp_path):
     proc = run_script("test_reward", str(env), "--env-args", json.dumps({"dataset_path": str(data)}), "--json")
     load = proc.json["data"]["machine_load"]
     assert load["bound_scale_at_start"] >= 1.0 and load["bound_scale_at_end"] >= 1.0 and load["seconds"] > 0, load
+
+
+def test_an_external_commands_bound_grows_with_the_load_so_a_slow_cli_start_is_no_hang(monkeypatch):
+    """CI found `prime --version` (0.7 s idle) past its 20 s bound with four test workers on two cores, and
+    preflight said the CLI hangs: run_command stretches its bound by the load as test_reward's bounds do."""
+    from vlab.core.installed import run_command
+    from vlab.core.result import ExternalError
+
+    slow_start = [sys.executable, "-c", "import time; time.sleep(0.6); print('ok')"]
+    cores = os.cpu_count() or 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (100.0 * cores, 0.0, 0.0))  # 30 s: however loaded it really is
+    assert run_command(slow_start, timeout=0.3).stdout.strip() == "ok"
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    with pytest.raises(ExternalError, match=r"did not answer within 0.3 s \(timed out"):
+        run_command(slow_start, timeout=0.3)

@@ -96,6 +96,18 @@ class CommandOutput:
         return (self.stdout or "") + (self.stderr or "")
 
 
+def load_scale() -> float:
+    """How many times longer than on an idle machine a call may take now: the 1-minute load average per core,
+    at least 1. Every time bound (test_reward's on user code, run_command's on external commands) is
+    multiplied by it, so what is slow only because other work shares the cores is not called hanging (a
+    verdict must not change with the machine's load)."""
+    try:
+        load = os.getloadavg()[0]
+    except (OSError, AttributeError):
+        return 1.0
+    return max(1.0, load / max(1, os.cpu_count() or 1))
+
+
 def run_command(
     argv: list[str],
     timeout: float,
@@ -106,8 +118,12 @@ def run_command(
     """Run an external command with a bounded timeout; never inherits our stdin.
 
     Raises PrerequisiteError when the command does not exist and ExternalError on timeout (the
-    command and everything it started are killed: it runs in its own process group).
+    command and everything it started are killed: it runs in its own process group). ``timeout`` is the
+    bound on an idle machine, stretched by ``load_scale()``: a CLI that starts slowly on a busy machine is
+    not a CLI that hangs.
     """
+    scale = load_scale()
+    bound = timeout * scale
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
@@ -127,11 +143,12 @@ def run_command(
     except PermissionError as err:
         raise PrerequisiteError(f"`{argv[0]}` is on PATH but cannot be run ({err.strerror})") from err
     try:
-        stdout, stderr = proc.communicate(input, timeout=timeout)
+        stdout, stderr = proc.communicate(input, timeout=bound)
     except subprocess.TimeoutExpired as err:
         _kill_group(proc)
+        stretched = f", {bound:.0f} s at this machine's load" if scale > 1 else ""
         raise ExternalError(
-            f"`{' '.join(argv[:3])}` did not answer within {timeout:g} s (timed out; it was stopped)"
+            f"`{' '.join(argv[:3])}` did not answer within {timeout:g} s{stretched} (timed out; it was stopped)"
         ) from err
     except BaseException:  # Ctrl-C: the command does not outlive us
         _kill_group(proc)

@@ -16,7 +16,6 @@ import asyncio
 import contextlib
 import functools
 import inspect
-import os
 import signal
 import threading
 import time
@@ -25,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from vlab.core.installed import load_scale
 from vlab.env.types import FunctionError, Score
 
 
@@ -65,17 +65,6 @@ def memory_limit() -> str:
     except (ImportError, ValueError, OSError):
         return "no limit set"
     return "no limit set" if soft == resource.RLIM_INFINITY else f"{soft >> 20} MiB, VLAB_WORKER_MEMORY_MB"
-
-
-def load_scale() -> float:
-    """How many times longer than on an idle machine a call may take now: the 1-minute load average per core,
-    at least 1. test_reward's time bounds are multiplied by it, so a reward that is slow only because other
-    work shares the cores is not called hanging (its verdict must not change with the machine's load)."""
-    try:
-        load = os.getloadavg()[0]
-    except (OSError, AttributeError):
-        return 1.0
-    return max(1.0, load / max(1, os.cpu_count() or 1))
 
 
 class Calls:

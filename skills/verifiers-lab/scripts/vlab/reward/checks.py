@@ -19,9 +19,9 @@ from typing import Any
 
 from vlab.core import secrets
 from vlab.core.files import ensure_writable, write_atomic
+from vlab.core.installed import load_scale
 from vlab.core.result import Result, UsageError
 from vlab.env import Environment, Score
-from vlab.env.instrument import load_scale
 from vlab.env.pool import ScoringPool
 from vlab.env.remote import LOAD_LIMIT, LoadFailed, RemoteEnvironment
 from vlab.reward import (
@@ -128,7 +128,10 @@ def run_test_reward(opts: TestRewardRequest, result: Result) -> Environment:
         server = judge.start_server(opts.judge)
         try:
             return _load_and_run(
-                opts, result, {**opts.env_args, **judge.env_args(opts.judge, server, opts.env)}, server
+                opts,
+                result,
+                {**opts.env_args, **judge.env_args(opts.judge, server, opts.env, code.slow_bound(opts.timeout) / 2)},
+                server,
             )
         finally:
             server.stop()
@@ -152,7 +155,7 @@ def _load_and_run(opts: TestRewardRequest, result: Result, env_args: dict, serve
         _run(pool, opts, result, t0, server)
     finally:
         result.data["scoring_workers"] = 1 + len(pool.siblings or []) if pool else 1
-        # how loaded the machine was: every time bound was stretched by this (env.instrument.load_scale)
+        # how loaded the machine was: every time bound was stretched by this (core.installed.load_scale)
         result.data["machine_load"] = {
             "bound_scale_at_start": scale_at_start,
             "bound_scale_at_end": round(load_scale(), 2),

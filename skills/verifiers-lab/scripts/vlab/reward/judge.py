@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vlab.core import secrets
+from vlab.core.installed import load_scale
 from vlab.core.result import Result, UsageError
 from vlab.env import Score
 from vlab.reward import data_file, judge_data
@@ -97,9 +98,11 @@ def start_server(settings: JudgeSettings) -> JudgeServer:
     return JudgeServer(upstream=settings.base_url, api_key=key).start()
 
 
-def env_args(settings: JudgeSettings, server: JudgeServer, env_spec: str | None = None) -> dict[str, Any]:
+def env_args(
+    settings: JudgeSettings, server: JudgeServer, env_spec: str | None = None, ceiling: float | None = None
+) -> dict[str, Any]:
     """The judge arguments the environment gets: the loopback URL, the key's variable NAME, the model; with the
-    stub, a short judge time limit (LIMIT_ARG = STUB_LIMIT s) where the environment's module names that
+    stub, a short judge time limit (LIMIT_ARG = STUB_LIMIT s x load_scale) where the environment's module names that
     setting, so the judge_hang probe ends quickly; elsewhere the environment's own limit is what is probed."""
     out: dict[str, Any] = {
         "judge_base_url": server.url,
@@ -108,7 +111,10 @@ def env_args(settings: JudgeSettings, server: JudgeServer, env_spec: str | None 
     if settings.model or settings.stub:
         out["judge_model"] = settings.model or STUB_MODEL
     if settings.stub and env_spec and LIMIT_ARG in _module_text(env_spec):
-        out[LIMIT_ARG] = STUB_LIMIT
+        # stretched by the load as our own bounds are: on a busy machine an instant stub answer can take
+        # seconds to reach the reward, and the environment's limit must not turn that into an error; at most
+        # ``ceiling`` (half test_reward's own bound), so the judge_hang probe still ends inside that bound
+        out[LIMIT_ARG] = round(min(STUB_LIMIT * load_scale(), ceiling or float("inf")), 1)
     return out
 
 

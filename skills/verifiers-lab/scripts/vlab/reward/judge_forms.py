@@ -111,7 +111,7 @@ def time_limit_check(result: Result, env, opts, server: JudgeServer, row_gold, f
 
     bound = slow_bound(opts.timeout)
     # held until the server stops: past test_reward's bound however far the machine's load stretches it
-    # (instrument.load_scale), so only the reward's own limit can end the call in time
+    # (core.installed.load_scale), so only the reward's own limit can end the call in time
     server.hang_seconds = 3600.0
     row, gold = row_gold
     start = time.perf_counter()
