@@ -225,8 +225,9 @@ def test_requests_parse_command_line_text_into_values():
 @pytest.mark.parametrize("writes, inherited", [(True, False), (False, False), (False, True)])
 def test_the_bytecode_cache_moves_only_where_bytecode_is_written(tmp_path, writes, inherited):
     """vlab sends bytecode to $XDG_CACHE_HOME/verifiers-lab/pycache (issue 36), for this process and its children.
-    Under PYTHONDONTWRITEBYTECODE this process writes nothing, so it keeps Python's own lookup: a prefix there hid
-    the installed packages' compiled files and compiled numpy, msgspec and more from source on every run (issue 37)."""
+    Under PYTHONDONTWRITEBYTECODE this process writes nothing, so it keeps Python's own lookup and exports no
+    prefix: one hid the installed packages' compiled files and compiled numpy, msgspec and more from source
+    on every run, in this process and in every vf-eval, prime or uv child (issue 37)."""
     import os
     import subprocess
     import sys
@@ -241,9 +242,12 @@ def test_the_bytecode_cache_moves_only_where_bytecode_is_written(tmp_path, write
         env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "verifiers-lab" / "pycache")
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=SCRIPTS, capture_output=True, text=True, check=True)
     prefix, exported, no_writes = json.loads(out.stdout)
-    assert exported == str(tmp_path / "verifiers-lab" / "pycache")  # children that write, write there
+    ours = str(tmp_path / "verifiers-lab" / "pycache")
     assert no_writes is not writes
-    assert prefix == (exported if writes else None)
+    # children that write, write there; children of a process that writes nothing inherit that and look nowhere
+    # else (a vf-eval or prime child under an inherited prefix compiled every module from source)
+    assert exported == (ours if writes else None)
+    assert prefix == (ours if writes else None)
 
 
 # -- module size ---------------------------------------------------------------------------------

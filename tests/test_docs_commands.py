@@ -115,6 +115,13 @@ def is_v1_eval(command: str) -> bool:
     return command.startswith("vf-eval") and " --env." in command
 
 
+def v1_eval_env(env: dict[str, str]) -> dict[str, str]:
+    """v1 vf-eval's null harness starts its chat program with `uv run` once per rollout (80 here), in uv's cached
+    environment, which uv installs without bytecode: under PYTHONDONTWRITEBYTECODE each start compiled openai and
+    httpx from source, 55 s of CPU an eval. A user's Python writes that bytecode once; so does this one."""
+    return {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def v1_eval_failures(sandbox: Path, before: set[Path]) -> list[str]:
     """vf-eval exits 0 even when every rollout failed: read the traces the command just wrote."""
     written = [p for p in sandbox.glob("**/traces.jsonl") if p not in before]
@@ -338,7 +345,7 @@ def run_doc(doc: Path, tmp_path: Path) -> list[str]:
             proc = subprocess.run(
                 ["bash", "-c", text],
                 cwd=sandbox,
-                env=env,
+                env=v1_eval_env(env) if is_v1_eval(text) else env,
                 capture_output=True,
                 text=True,
                 timeout=600,

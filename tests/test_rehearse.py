@@ -257,3 +257,20 @@ def test_local_train_prime_rl_rehearses_and_writes_rl_toml_only_when_it_passes(p
     obj = assert_result(r.json, "local_train", 0)
     assert [c["status"] for c in obj["checks"] if c["id"] == "rehearse"] == ["skip"]
     assert (tmp_path / "b" / "rl.toml").is_file()
+
+
+def test_an_eval_source_like_its_train_source_is_loaded_once_and_reported_under_both(project, cache, tmp_path):
+    """prime-rl's config evaluates on the environment it trains on: one worker load and scoring, not two (a
+    Hub dataset the network cannot reach cost 24 s a load); each source still gets its load and gold verdict."""
+    pytest.importorskip("torch")
+    args = ["--engine", "prime-rl", "--env", "environments/rh_numeric/", "--model", "Qwen/Qwen3-0.6B"]
+    args += ["--env-args", '{"dataset_path": "train.jsonl"}', "--dry-run", "--gpus", "2", "--json"]
+    r = run_script("local_train", *args, "--output-dir", str(tmp_path / "a"), cwd=project, env=cache, timeout=TIMEOUT)
+    obj = assert_result(r.json, "local_train", 0)
+    train, evaluation = obj["data"]["rehearsal"]["sources"]
+    assert evaluation["same_as"] == train["where"] and "same_as" not in train
+    assert evaluation["loaded"] is train["loaded"] is True and evaluation["gold"] == train["gold"]
+    for check in ("rehearse-load", "rehearse-gold"):
+        first, second = [c for c in obj["checks"] if c["id"] == check]
+        assert first["status"] == second["status"] == "pass"
+        assert second["message"].startswith(f"{evaluation['where']} (") and "loaded once" in second["message"]

@@ -184,25 +184,21 @@ def walk(skill: Path, project: Path, env: dict) -> None:
         shipped = project / "environments" / "sums" / "data"
         shipped.mkdir(exist_ok=True)
         shutil.copy(project / "data" / "train.jsonl", shipped / "train.jsonl")
-        submitted = run(
-            scripts / "submit_training.py",
-            "--model",
-            "Qwen/Qwen3-4B-Instruct-2507",
-            "--env",
-            "owner/sums",
-            "--env-arg",
-            'dataset_path="train.jsonl"',
-            "--max-steps",
-            "5",
-            "--offline",
-            "--output",
-            "configs/sums.toml",
-            cwd=project,
-            env=env,
-        )
+        submit = ("--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "owner/sums", "--env-arg")
+        submit += ('dataset_path="train.jsonl"', "--max-steps", "5", "--offline", "--output")
+        submitted = run(scripts / "submit_training.py", *submit, "configs/sums.toml", cwd=project, env=env)
         assert any(c["id"] == "rehearse-load" and c["status"] == "pass" for c in submitted["checks"]), [
             (c["id"], c["status"], c["message"][:900]) for c in submitted["checks"] if c["status"] != "pass"
         ]
+        # Again from a process that writes no bytecode, with an empty cache: it exports no cache folder (its
+        # children would compile everything from source there), and the rehearsal's worker, which does write
+        # (its cached venv keeps its bytecode), must be told where, or it writes into the skill folder.
+        quiet = env | {"PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(project.parent / "cache-no-writes")}
+        submitted = run(scripts / "submit_training.py", *submit, "configs/again.toml", cwd=project, env=quiet)
+        assert any(c["id"] == "rehearse-load" and c["status"] == "pass" for c in submitted["checks"]), [
+            (c["id"], c["status"], c["message"][:900]) for c in submitted["checks"] if c["status"] != "pass"
+        ]
+        assert list((project.parent / "cache-no-writes" / "verifiers-lab" / "pycache").rglob("*.pyc"))
 
 
 @pytest.mark.v1

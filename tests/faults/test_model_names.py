@@ -38,6 +38,9 @@ def _free_port() -> int:
         return s.getsockname()[1]  # closed again: nothing listens there
 
 
+ONLINE = {"HF_HUB_OFFLINE": "", "HF_DATASETS_OFFLINE": ""}  # the suite is offline (conftest): these are not
+
+
 def _local_train(tmp_path, env: dict, model: str = NAME):
     # an environment that would fail to load: the model is judged before it is loaded
     module = tmp_path / "env_never_loaded.py"
@@ -47,7 +50,7 @@ def _local_train(tmp_path, env: dict, model: str = NAME):
         "local_train",
         *("--env", str(module), "--model", model),
         *("--output-dir", str(tmp_path / "out"), "--json"),
-        env={"HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_TELEMETRY": "1", **env},
+        env={"HF_HOME": str(tmp_path / "hf"), "HF_HUB_DISABLE_TELEMETRY": "1", **ONLINE, **env},
         cwd=tmp_path,
         timeout=120,
     )

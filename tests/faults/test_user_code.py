@@ -40,8 +40,9 @@ FAULTS = {
     "stderr_secret": (f"import sys\n    print({SECRET!r}, file=sys.stderr)\n    return 1.0", None, "user_output"),
 }
 
+# An async reward that blocks its event loop (time.sleep in async def) is test_hung_or_exiting_reward_...
+# [async_blocking_hang] below, which asserts all this case did and more (the second call, the gold's verdict).
 ASYNC_FAULTS = {
-    "async_blocking_sleep": ("import time\n    time.sleep(600)", 1, "worker_timeout"),
     "async_sys_exit": ("import sys\n    sys.exit(3)", 1, "worker_exit"),
 }
 
@@ -114,7 +115,7 @@ def test_hung_or_exiting_reward_is_called_once_at_the_cost_of_its_bound(tmp_path
     run = run_script(
         "test_reward",
         *(str(path), "--env-args", json.dumps({"dataset_path": str(data)}), "--num-examples", "2"),
-        *("--timeout", "5", "--json"),
+        *("--timeout", "2", "--json"),  # each of the two hangs costs 3 x this + GRACE (x the load)
         timeout=600,
     )
     seconds = time.monotonic() - t0
@@ -128,7 +129,7 @@ def test_hung_or_exiting_reward_is_called_once_at_the_cost_of_its_bound(tmp_path
     # the other function's checks ran in a fresh worker: the gold earns exact_match's reward
     assert ids["gold_reward"]["status"] == "pass", ids["gold_reward"]
     assert obj["data"]["machine_load"]["fresh_workers"] >= 1
-    assert seconds < _bound(obj, timeout=5.0), f"took {seconds:.0f} s"
+    assert seconds < _bound(obj, timeout=2.0), f"took {seconds:.0f} s"
 
 
 def _bound(obj: dict, timeout: float = 1.0) -> float:

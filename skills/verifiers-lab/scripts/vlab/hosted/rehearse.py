@@ -34,6 +34,7 @@ environment is scored against the loopback stub judge, its judge settings and ca
 
 from __future__ import annotations
 
+import dataclasses
 import email.parser
 import hashlib
 import json
@@ -259,6 +260,7 @@ def rehearse(result, plain: dict, target: str, options: RehearseOptions) -> Rehe
     sources = config_sources(plain)
     uv = uv_command()
     built: dict[str, tuple[Path | None, Wheel | None, Path | None, str | None]] = {}
+    loaded: dict[str, tuple[Source, list[Check], dict]] = {}  # environment and arguments -> their first load
     with tempfile.TemporaryDirectory(prefix="vlab-rehearse-") as tmp:
         for i, src in enumerate(sources):
             record: dict = {"where": src.where, "env_id": src.env_id, "args": src.args}
@@ -283,13 +285,27 @@ def rehearse(result, plain: dict, target: str, options: RehearseOptions) -> Rehe
             if python is None or any(c.status == "fail" for c in data):
                 record["loaded"] = False
                 continue
-            result.checks.extend(load_and_score(src, python, options, record, judge))
+            same = json.dumps([src.env_id, src.args], sort_keys=True, default=str)
+            if same in loaded:  # an eval source like its train source: one load, not two (a worker start each)
+                result.checks.extend(_loaded_as(src, *loaded[same], record))
+                continue
+            loaded[same] = (src, load_and_score(src, python, options, record, judge), record)
+            result.checks.extend(loaded[same][1])
     outcome.seconds = time.perf_counter() - t0
     result.data["rehearsal"] = outcome.to_dict()
     if cost := rehearse_judge.cost_check(plain, outcome.tried):
         result.checks.append(cost[0])
         result.data["rehearsal"]["judge_cost"] = cost[1]
     return outcome
+
+
+def _loaded_as(src: Source, first: Source, checks: list[Check], done: dict, record: dict) -> list[Check]:
+    """A source with the environment and arguments of one already loaded: that load's findings, under its name."""
+    record.update({k: v for k, v in done.items() if k not in record})
+    record["same_as"] = first.where
+    named = f"{first.where} ({first.env_id}): "
+    said = f"{src.where} ({src.env_id}): as {first.where}, whose environment and arguments it shares (loaded once): "
+    return [dataclasses.replace(c, message=said + c.message.removeprefix(named)) for c in checks]
 
 
 def no_folder_check(env_id: str, options: RehearseOptions) -> Check:

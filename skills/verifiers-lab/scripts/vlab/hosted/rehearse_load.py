@@ -11,6 +11,7 @@ import re
 import tempfile
 from pathlib import Path
 
+import vlab
 from vlab.core.result import Check, ToolError
 from vlab.hosted.rehearse import EPS, SCORE_TIMEOUT, RehearseOptions, Source, _check, module_name
 from vlab.hosted.rehearse_data import _DATASET_KEY, hub_dataset, names_file
@@ -235,7 +236,8 @@ def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dic
     environ = {
         "PYTHONPATH": _SCRIPTS,  # the pack's worker only: nothing of the user's project
         "PYTHONNOUSERSITE": "1",
-        "PYTHONDONTWRITEBYTECODE": "",  # the cached venv keeps its bytecode (under vlab's PYTHONPYCACHEPREFIX, never the skill folder)
+        "PYTHONDONTWRITEBYTECODE": "",  # the cached venv keeps its bytecode: under vlab's cache, never the skill folder
+        "PYTHONPYCACHEPREFIX": vlab.PYCACHE_PREFIX,
         "VIRTUAL_ENV": str(python.parent.parent),
     }
     if not options.online:
