@@ -307,15 +307,16 @@ def test_a_judge_call_without_a_time_limit_or_errors_scored_as_one_fail_naming_t
     folder = _broken_copy("v1-judge", tmp_path, *NO_TIME_LIMIT)
     module = folder / "v1_judge.py"
     module.write_text(module.read_text().replace(*NO_TIME_LIMIT_FN))
-    proc, obj = _test_reward(folder, _data(tmp_path), "--judge", "stub", "--timeout", "5")
+    # --timeout 2: the hang is held past test_reward's bound of 3 x 2 s (stretched by the load), not 3 x 10
+    proc, obj = _test_reward(folder, _data(tmp_path), "--judge", "stub", "--timeout", "2")
     failed = {c["id"]: c["message"] for c in obj["checks"] if c["status"] == "fail"}
     assert proc.returncode == 1 and "judge_time_limit" in failed, failed
-    assert "no time limit" in failed["judge_time_limit"] and "15 s" in failed["judge_time_limit"], failed
+    assert "no time limit" in failed["judge_time_limit"] and "6 s" in failed["judge_time_limit"], failed
     assert "judge_verdicts" not in failed, failed  # its failed calls still raise
 
     (tmp_path / "paying").mkdir()
     paying = _broken_copy("v1-judge", tmp_path / "paying", *ERRORS_PAY)
-    proc, obj = _test_reward(paying, _data(tmp_path), "--judge", "stub")
+    proc, obj = _test_reward(paying, _data(tmp_path), "--judge", "stub", "--timeout", "2")
     failed = {c["id"]: c["message"] for c in obj["checks"] if c["status"] == "fail"}
     assert proc.returncode == 1, failed
     assert "judge_server_error" in failed["judge_verdicts"] or "judge_dropped" in failed["judge_verdicts"], failed
