@@ -29,10 +29,10 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from vlab.core import secrets
+from vlab.core import installed, secrets
 from vlab.core.result import ExternalError, PrerequisiteError, ToolError, UsageError
 from vlab.env.base import Environment
-from vlab.env.instrument import BEACON_BYTES, load_scale, read_beacon
+from vlab.env.instrument import BEACON_BYTES, read_beacon
 from vlab.env.messages import call_generate
 from vlab.env.types import ROLLOUT_KEY, FormatHints, FunctionError, Generate, RolloutResult, Row, Score
 from vlab.env.worker import kill_tree
@@ -418,7 +418,7 @@ class RemoteEnvironment(Environment):
     ) -> list[int]:
         """Scores of one scoring message as they come; returns the groups still to score."""
         while True:
-            waited = allowance * load_scale()  # the reward's time, not the machine's load (instrument.load_scale)
+            waited = allowance * installed.load_scale()  # the reward's time, not the machine's load
             try:
                 msg = await asyncio.wait_for(box.get(), waited)
             except TimeoutError:
