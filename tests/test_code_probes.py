@@ -241,14 +241,39 @@ MBPP_TO_ROW = (
 )
 
 
+def test_the_infinite_loop_is_scored_on_two_rows_and_on_the_first_row_of_every_other_test_form():
+    """It spins a core for the reward's whole limit on each row (16 of test_reward's 22 s on five MBPP rows):
+    two rows of asserts are its evidence, and a row of stdin/stdout cases (another path in the reward) gets it
+    too. The outliving-process probe and every fast probe stay on every row."""
+    from vlab.env.types import Row
+    from vlab.reward.probes import Probe, RowProbes
+
+    io = json.dumps({"mode": "io", "tests": {"inputs": ["1\n"], "outputs": ["2\n"]}})
+    fields = [{"test_list": ["assert f(1) == 2"]}] * 4 + [{"info": {"tests": io}}, {"info": {"tests": io}}]
+    built = [
+        RowProbes(
+            Row(index=i, prompt=[], answer="", question="q", fields=f),
+            "",
+            [Probe(pid, "hack", "x") for pid in ("hack:always_equal", "hack:infinite_loop", "hack:outlives_scorer")],
+        )
+        for i, f in enumerate(fields)
+    ]
+    fast, slow, owners = code.slow_apart(built)
+    assert [[p.id for p in b.probes] for b in fast] == [["hack:always_equal"]] * 6
+    assert owners == [0, 1, 2, 3, 4, 5]  # every row keeps its outliving-process probe
+    looped = [k for k, b in zip(owners, slow) if "hack:infinite_loop" in {p.id for p in b.probes}]
+    assert looped == [0, 1, 4], looped
+    assert code.LOOP_ROWS == 2
+
+
 @pytest.mark.classic
 def test_a_reward_with_its_own_longer_time_limit_gets_its_other_checks(tmp_path):
-    """--timeout 15 and a reward limit of 20 s: the infinite loop returns within the slow probes' bound
+    """--timeout 8 and a reward limit of 10 s: the infinite loop returns within the slow probes' bound
     (3 x --timeout), every other check runs, and the verdict names the real defect (the first block).
-    The bounds are generous (a normal call takes well under a second; a suite beside another on 2 cores once
-    took over 6 s) so a loaded machine gives the same verdict."""
-    path = fx.write_env(tmp_path, "own_limit_env", OWN_LIMIT_REWARD.format(limit=20), MBPP_TO_ROW, code=True)
-    result = run(path, fx.write_rows(tmp_path, mbpp_rows(1)), num_examples=1, timeout=15.0)  # one 20 s wait
+    A normal call takes well under a second, and every call's bound stretches with the machine's load, so a
+    loaded machine gives the same verdict (the loop spins a core for the whole 10 s)."""
+    path = fx.write_env(tmp_path, "own_limit_env", OWN_LIMIT_REWARD.format(limit=10), MBPP_TO_ROW, code=True)
+    result = run(path, fx.write_rows(tmp_path, mbpp_rows(1)), num_examples=1, timeout=8.0)  # one 10 s wait
     st = checks(result)
     assert "worker_timeout" not in st and st["speed"][0] != "fail", failed(result)
     assert st["code_time_limit"][0] == "pass" and "reward's own limit" in st["code_time_limit"][1], st
@@ -256,7 +281,7 @@ def test_a_reward_with_its_own_longer_time_limit_gets_its_other_checks(tmp_path)
     assert st["deterministic"][0] == "pass", st["deterministic"]
     assert st["code_fences"][0] == "fail" and "first fenced block" in st["code_fences"][1]
     slow = result.data["probes"]["slow_probes"]
-    assert slow["bound_seconds"] == pytest.approx(45.0) and 15.0 < slow["slowest_seconds"] < 45.0, slow
+    assert slow["bound_seconds"] == pytest.approx(24.0) and 8.0 < slow["slowest_seconds"] < 24.0, slow
 
 
 @pytest.mark.classic

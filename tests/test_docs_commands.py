@@ -30,6 +30,8 @@ from diagnose_fixtures import hosted_records, hosted_run, simulate
 from docs_fixtures import ModelStub
 from prime_stub import WHOAMI_OK, PrimeStub, prime_env
 
+from vlab.evals.verdicts import Thresholds
+
 DOCS = [SKILL_ROOT / "SKILL.md", *sorted((SKILL_ROOT / "references").glob("*.md"))]
 LOCAL_URL = "http://localhost:8000/v1"
 SCRIPT = 'python "$SKILL_DIR/scripts/'  # how the docs call a pack script
@@ -37,11 +39,22 @@ SCRIPT_RE = r'python "\$SKILL_DIR/scripts/(\w+)\.py"'
 
 # -- the one list of what is not run as written -------------------------------------------------
 
+# a v1 vf-eval (verifiers >= 0.4, its null harness) at the test's size, (as documented, as run): the fewest examples
+# of 4 rollouts check_reward_distribution judges (its thresholds), which the docs run after it
+_FEWEST = max(Thresholds().min_examples, -(-Thresholds().min_rollouts // 4))
+V1_EVAL_SIZE = (" -n 20 -r 4", f" -n {_FEWEST} -r 4")
 # (pattern, replacement-or-action, why)
 SUBSTITUTIONS = [
     (LOCAL_URL, "the model stub's URL", "no model server runs in tests: a loopback stub answers instead"),
     ("pip install -e DIR", "DIR is added to PYTHONPATH", "tests never change the virtual environment"),
     ("configs/endpoints.toml", f"{LOCAL_URL} in the copied file becomes the stub's URL", "same as the first row"),
+    (
+        V1_EVAL_SIZE[0],
+        V1_EVAL_SIZE[1],
+        "the null harness starts its chat program through uv once per rollout, about 0.9 s of CPU each (71 of the "
+        "80-rollout eval's 72 s): 8 examples of 4 rollouts, the fewest check_reward_distribution judges, run the "
+        "same command and write the same traces",
+    ),
     (
         SCRIPT + 'submit_training.py" ...',
         "--offline is appended when absent",
@@ -293,6 +306,8 @@ def rewrite(command: str, model_url: str) -> tuple[str, list[str]]:
         return "true", [m.group(1)]
     if command.startswith(SCRIPT + 'submit_training.py"') and "--offline" not in command.split():
         command += " --offline"
+    if is_v1_eval(command):
+        command = command.replace(*V1_EVAL_SIZE)
     return command.replace(LOCAL_URL, model_url), paths
 
 

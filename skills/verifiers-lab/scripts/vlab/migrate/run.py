@@ -134,6 +134,10 @@ def migrate_environment(request: MigrateRequest, result: Result) -> None:
             hint="pass --force to replace its files, or --name/--path",
         )
 
+    named = request.v1_python or os.environ.get(V1_PYTHON_ENV)
+    if named and not Path(named).is_file():  # a mistyped path is said at once, not after the classic load
+        find_v1_python(request.v1_python)
+
     from vlab.env import load_env
 
     log(f"loading {static.path.name} under verifiers {info.version}")

@@ -48,6 +48,9 @@ from vlab.reward.probes import Probe, RowProbes
 FENCED = "```python\n{answer}\n```"
 RAW = "{answer}"
 SLOW_PROBES = {"hack:infinite_loop", "hack:outlives_scorer"}  # scored last, once, not counted in the speed check
+# Rows that get the infinite loop: the reward's own limit is per program, so two rows are its evidence; on five
+# MBPP rows the loops were 16 of test_reward's 22 s and three quarters of its CPU.
+LOOP_ROWS = 2
 SLOW_FACTOR = 3.0  # the slow probes' bound: this many times --timeout (a reward's own longer limit fits in it)
 # The `sleep` an outliving program starts carries this run's token, so test_reward can find what is left.
 LEFTOVER_TOKEN = f"{600 + secrets.randbelow(10**6) / 10**6:.6f}"
@@ -391,15 +394,36 @@ def slow_apart(built: list[RowProbes]) -> tuple[list[RowProbes], list[RowProbes]
     """The rows without their SLOW_PROBES (in order), and the slow probes of each row as a row of their own
     (a copy: environments score a row's completions together, some one after the other, so a slow program
     would hold up the rest) with, for each, the index of the row it belongs to. The slow rows are scored
-    last, alone (``slow_bound``)."""
+    last, alone (``slow_bound``). The infinite loop is kept on ``LOOP_ROWS`` rows and on the first row of
+    every other test form (``_test_form``): each one spins a core for the reward's whole time limit."""
     fast, slow, owners = [], [], []
+    looped: list[str] = []  # the test form of each row given the loop
     for k, b in enumerate(built):
         fast.append(RowProbes(b.row, b.gold, [p for p in b.probes if p.id not in SLOW_PROBES], b.formats))
-        held = [p for p in b.probes if p.id in SLOW_PROBES]
+        form = _test_form(b.row)
+        loop = len(looped) < LOOP_ROWS or form not in looped
+        held = [p for p in b.probes if p.id in SLOW_PROBES and (loop or p.id != "hack:infinite_loop")]
+        if any(p.id == "hack:infinite_loop" for p in held):
+            looped.append(form)
         if held:
             slow.append(RowProbes(copy.copy(b.row), b.gold, held, b.formats))
             owners.append(k)
     return fast, slow, owners
+
+
+def _test_form(row) -> str:
+    """How the row's tests run: "io" (stdin/stdout cases) or "calls" (asserts or calls of the entry point);
+    a reward may stop a looping program on one path and not the other."""
+    fields = row_fields(row)
+    tests = next((fields[n] for n in TESTS_FIELDS if fields.get(n) not in (None, "", [], {})), None)
+    if isinstance(tests, str) and tests.strip()[:1] == "{":
+        try:
+            tests = json.loads(tests)
+        except ValueError:
+            pass
+    if isinstance(tests, dict) and isinstance(tests.get("tests"), dict):  # the code templates' spec
+        tests = tests["tests"]
+    return "io" if isinstance(tests, dict) and (tests.get("inputs") or tests.get("cases")) else "calls"
 
 
 def slow_bound(timeout: float) -> float:
