@@ -38,9 +38,11 @@ from vlab.core import installed as probe  # noqa: E402
 VERIFIERS = probe.verifiers_info()
 
 
-# Which share of the suite this run holds (``make test`` runs three at once, see the Makefile):
+# Which share of the suite this run holds (``make test`` runs them side by side, see the Makefile):
 #   versioned  every test that touches verifiers: the classic- and v1-marked ones and every module not marked
-#              "once"; run in both venvs (0.3.1 and 0.4.0)
+#              "once"; run in both venvs (0.3.1 and 0.4.0), less the waits share
+#   waits      the versioned tests whose wall time is a hang's load-stretched bound (BOUND_WAITS): mostly asleep,
+#              so ``make test`` starts them with the others, each in a worker of its own, while the load is low
 #   once       the unmarked tests of modules marked "once" (the pack's own logic, no verifiers): run a single
 #              time, with verifiers, openai and mcp hidden (tests/without_verifiers), so a test that depends on
 #              the verifiers version fails there instead of passing once for both
@@ -50,6 +52,17 @@ TEST_RUN = os.environ.get("VLAB_TEST_RUN", "")
 
 def runs_once(item) -> bool:
     return "once" in item.keywords and "classic" not in item.keywords and "v1" not in item.keywords
+
+
+def share(item) -> str:
+    """The share of ``make test`` that runs the test (TEST_RUN above)."""
+    if runs_once(item):
+        return "once"
+    if not item.name.startswith(BOUND_WAITS):
+        return "versioned"
+    if item.path.stem not in BOUND_WAIT_MODULES:  # else the waits run would not collect it, and it would run nowhere
+        raise pytest.UsageError(f"{item.nodeid} is a bound wait: add {item.path.stem} to BOUND_WAIT_MODULES")
+    return "waits"
 
 
 # The slowest modules (seconds in one run of the last measured suite), handed out first: ``make test`` runs each
@@ -72,13 +85,24 @@ SLOW_MODULES = (
 
 
 # Tests whose wall time is a hang's bound, which test_reward stretches by the 1-minute load average per core
-# (issue 36): run first, their module first, while the suite's load is still ramping up. At its height (4 workers
-# on 2 cores, a load of 10-20) each hang cost 5-10 times its idle bound: 202 s for one case, idle 20.
+# (issue 36): the waits share, started with the rest of ``make test`` while the load average is still low, each in a
+# worker of its own (in a plain run: first, their module first). Run in turn inside the suite at its height (4
+# workers on 2 cores, a load of 10-20) each hang cost 5-10 times its idle bound: 202 s for one case, idle 20;
+# they use little CPU (3 s of a 30-50 s test), so they barely slow the rest.
 BOUND_WAITS = (
     "test_user_code_fault[sync_hang",
     "test_hung_or_exiting_reward_is_called_once_at_the_cost_of_its_bound[async_blocking_hang]",
     "test_v1_user_code_fault[v1_blocking_sleep]",
+    "test_hung_reward_with_a_daemon_process_leaves_nothing",
 )
+BOUND_WAIT_MODULES = ("test_user_code", "test_resources")  # where they are: the waits run collects only these
+
+
+def pytest_ignore_collect(collection_path, config):
+    """The waits run collects its modules only (each of its workers would collect the whole suite: 6 s of CPU)."""
+    if TEST_RUN == "waits" and collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+        return collection_path.stem not in BOUND_WAIT_MODULES
+    return None
 
 
 def _slow_first(item) -> tuple[int, bool]:
@@ -91,8 +115,8 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=_slow_first)  # stable: a module's tests keep their order
     skip_classic = pytest.mark.skip(reason=f"needs classic verifiers API (installed: {VERIFIERS.version})")
     skip_v1 = pytest.mark.skip(reason=f"needs verifiers.v1 (installed: {VERIFIERS.version})")
-    if TEST_RUN in ("versioned", "once"):
-        keep = [item for item in items if runs_once(item) == (TEST_RUN == "once")]
+    if TEST_RUN in ("versioned", "waits", "once"):
+        keep = [item for item in items if share(item) == TEST_RUN]
         if len(keep) < len(items):
             kept = {id(item) for item in keep}
             config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept])
