@@ -45,7 +45,8 @@ demo: .venv/vf031/.installed .venv/vf040/.installed
 #                       slowed the others (458 s instead of 188)
 # No test's verdict depends on the machine's speed (learning tests count steps on seeded runs, time limits are
 # bounds on hangs stretched by the load), so the runs may share the cores; `make test-load` proves it beside a
-# CPU hog. At the end: the 20 slowest tests and the suite's wall time (tests/suite_report.py).
+# CPU hog. At the end: the 20 slowest tests and the suite's wall time (tests/suite_report.py), and a failure if any
+# test wrote bytecode into the skill folder (nothing we run may write there).
 REPORTS := .test-reports
 # each run also writes every hint and next step its scenarios emit: tests/hint_commands.py checks their commands
 PYTEST_RUN = -m pytest -p no:cacheprovider --junitxml=$(REPORTS)/$(1).xml -o junit_family=xunit2 $(PYTEST_ARGS)
@@ -57,7 +58,10 @@ test: lint .venv/vf031/.installed .venv/vf040/.installed
 	@rm -rf $(REPORTS) && mkdir -p $(REPORTS) && date +%s > $(REPORTS)/started
 	@$(MAKE) --no-print-directory -k -j4 -Otarget test-waits-031 test-waits-040 test-031 test-040-once; rc=$$?; \
 	  PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" .venv/vf040/bin/python tests/hint_commands.py $(REPORTS)/hints-*.jsonl \
-	  || rc=1; .venv/vf040/bin/python tests/suite_report.py $(REPORTS) $$(cat $(REPORTS)/started); exit $$rc
+	  || rc=1; .venv/vf040/bin/python tests/suite_report.py $(REPORTS) $$(cat $(REPORTS)/started); \
+	  written=$$(find skills -name '*.pyc' -newer $(REPORTS)/started); if [ -n "$$written" ]; then \
+	  echo "error: the tests wrote bytecode into the skill folder (a python -I child ignores PYTHONDONTWRITEBYTECODE: add -B):"; \
+	  echo "$$written"; rc=1; fi; exit $$rc
 
 lint: .venv/vf031/.installed
 	.venv/vf031/bin/ruff check .

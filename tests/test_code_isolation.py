@@ -303,7 +303,7 @@ def test_every_landlock_abi_keeps_the_data_closed_and_the_standard_library_open(
         print(json.dumps(out))
         """
     )
-    done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-I", "-B", "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout)
     assert got == {str(k): {"abi": k, "data": "PermissionError"} for k in range(1, LANDLOCK + 1)}, got
@@ -332,7 +332,7 @@ def test_a_root_scorer_runs_the_program_as_nobody(tmp_path):
     )
     env = {"PATH": os.defpath, "TMPDIR": "/tmp"}
     done = subprocess.run(
-        [str(SYSTEM_PYTHON), "-I", "-c", script], capture_output=True, text=True, env=env, timeout=120
+        [str(SYSTEM_PYTHON), "-I", "-B", "-c", script], capture_output=True, text=True, env=env, timeout=120
     )
     assert done.returncode == 0, done.stderr[-3000:]
     good, reader = json.loads(done.stdout)
