@@ -58,11 +58,7 @@ def share(item) -> str:
     """The share of ``make test`` that runs the test (TEST_RUN above)."""
     if runs_once(item):
         return "once"
-    if not item.name.startswith(BOUND_WAITS):
-        return "versioned"
-    if item.path.stem not in BOUND_WAIT_MODULES:  # else the waits run would not collect it, and it would run nowhere
-        raise pytest.UsageError(f"{item.nodeid} is a bound wait: add {item.path.stem} to BOUND_WAIT_MODULES")
-    return "waits"
+    return "waits" if waits_out_a_bound(item) else "versioned"
 
 
 # The slowest modules (seconds in one run of the last measured suite), handed out first: ``make test`` runs each
@@ -89,26 +85,29 @@ SLOW_MODULES = (
 # worker of its own (in a plain run: first, their module first). Run in turn inside the suite at its height (4
 # workers on 2 cores, a load of 10-20) each hang cost 5-10 times its idle bound: 202 s for one case, idle 20;
 # they use little CPU (3 s of a 30-50 s test), so they barely slow the rest.
-BOUND_WAITS = (
-    "test_user_code_fault[sync_hang",
-    "test_hung_or_exiting_reward_is_called_once_at_the_cost_of_its_bound[async_blocking_hang]",
-    "test_v1_user_code_fault[v1_blocking_sleep]",
-    "test_hung_reward_with_a_daemon_process_leaves_nothing",
+BOUND_WAITS = (  # (module, test name or its start)
+    ("test_user_code", "test_user_code_fault[sync_hang"),
+    ("test_user_code", "test_hung_or_exiting_reward_is_called_once_at_the_cost_of_its_bound[async_blocking_hang]"),
+    ("test_user_code", "test_v1_user_code_fault[v1_blocking_sleep]"),
+    ("test_resources", "test_hung_reward_with_a_daemon_process_leaves_nothing"),
 )
-BOUND_WAIT_MODULES = ("test_user_code", "test_resources")  # where they are: the waits run collects only these
+
+
+def waits_out_a_bound(item) -> bool:
+    return any(item.path.stem == module and item.name.startswith(name) for module, name in BOUND_WAITS)
 
 
 def pytest_ignore_collect(collection_path, config):
     """The waits run collects its modules only (each of its workers would collect the whole suite: 6 s of CPU)."""
     if TEST_RUN == "waits" and collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
-        return collection_path.stem not in BOUND_WAIT_MODULES
+        return collection_path.stem not in {module for module, _ in BOUND_WAITS}
     return None
 
 
 def _slow_first(item) -> tuple[int, bool]:
     name = item.path.stem if hasattr(item, "path") else ""
     rank = SLOW_MODULES.index(name) if name in SLOW_MODULES else len(SLOW_MODULES)
-    return rank, not item.name.startswith(BOUND_WAITS)
+    return rank, not waits_out_a_bound(item)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -41,7 +41,8 @@ SCRIPT_RE = r'python "\$SKILL_DIR/scripts/(\w+)\.py"'
 
 # a v1 vf-eval (verifiers >= 0.4, its null harness) at the test's size, (as documented, as run): the fewest examples
 # of 4 rollouts check_reward_distribution judges (its thresholds), which the docs run after it
-_FEWEST = max(Thresholds().min_examples, -(-Thresholds().min_rollouts // 4))
+_JUDGED = Thresholds()
+_FEWEST = max(_JUDGED.min_examples, -(-_JUDGED.min_rollouts // 4))
 V1_EVAL_SIZE = (" -n 20 -r 4", f" -n {_FEWEST} -r 4")
 # (pattern, replacement-or-action, why)
 SUBSTITUTIONS = [
@@ -52,8 +53,8 @@ SUBSTITUTIONS = [
         V1_EVAL_SIZE[0],
         V1_EVAL_SIZE[1],
         "the null harness starts its chat program through uv once per rollout, about 0.9 s of CPU each (71 of the "
-        "80-rollout eval's 72 s): 8 examples of 4 rollouts, the fewest check_reward_distribution judges, run the "
-        "same command and write the same traces",
+        f"80-rollout eval's 72 s): {_FEWEST} examples of 4 rollouts, the fewest check_reward_distribution judges, "
+        "run the same command and write the same traces",
     ),
     (
         SCRIPT + 'submit_training.py" ...',

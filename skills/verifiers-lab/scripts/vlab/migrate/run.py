@@ -78,21 +78,13 @@ class MigrateRequest:
 def find_v1_python(explicit: str | None) -> tuple[str, str]:
     """(path, verifiers version) of a python with verifiers >= 0.4, or PrerequisiteError (exit 3)."""
     tried: list[str] = []
-    candidates: list[tuple[str, bool]] = []
-    if explicit:
-        candidates.append((explicit, True))
-    elif os.environ.get(V1_PYTHON_ENV):
-        candidates.append((os.environ[V1_PYTHON_ENV], True))
+    named = named_v1_python(explicit)
+    if named:
+        candidates = [named]
     else:
-        roots = [Path.cwd(), *SCRIPTS_DIR.parents]
-        for root in roots:
-            candidates += [(str(root / c), False) for c in V1_CANDIDATES]
-    for path, named in candidates:
+        candidates = [str(root / c) for root in [Path.cwd(), *SCRIPTS_DIR.parents] for c in V1_CANDIDATES]
+    for path in candidates:
         if not Path(path).is_file():
-            if named:
-                raise UsageError(
-                    f"v1 python not found: {path}", hint=f"pass a python with verifiers >= 0.4 ({V1_VENV_HINT})"
-                )
             continue
         version = _verifiers_version(path)
         if version and version_tuple(version) >= (0, 4):
@@ -103,6 +95,15 @@ def find_v1_python(explicit: str | None) -> tuple[str, str]:
         + (f"; tried {', '.join(tried)}" if tried else ""),
         hint=f"create one: {V1_VENV_HINT}; then pass --v1-python .venv-v1/bin/python (or set {V1_PYTHON_ENV})",
     )
+
+
+def named_v1_python(explicit: str | None) -> str | None:
+    """The v1 python the user named (``--v1-python``, else $VLAB_V1_PYTHON), or None; UsageError (exit 2)
+    when that file does not exist."""
+    named = explicit or os.environ.get(V1_PYTHON_ENV)
+    if named and not Path(named).is_file():
+        raise UsageError(f"v1 python not found: {named}", hint=f"pass a python with verifiers >= 0.4 ({V1_VENV_HINT})")
+    return named or None
 
 
 def _verifiers_version(python: str) -> str | None:
@@ -134,9 +135,7 @@ def migrate_environment(request: MigrateRequest, result: Result) -> None:
             hint="pass --force to replace its files, or --name/--path",
         )
 
-    named = request.v1_python or os.environ.get(V1_PYTHON_ENV)
-    if named and not Path(named).is_file():  # a mistyped path is said at once, not after the classic load
-        find_v1_python(request.v1_python)
+    named_v1_python(request.v1_python)  # a mistyped path is said at once, not after the classic load
 
     from vlab.env import load_env
 

@@ -42,7 +42,7 @@ import json
 import re
 import secrets
 
-from vlab.reward.kinds import TESTS_FIELDS, RowKind, row_fields
+from vlab.reward.kinds import TESTS_FIELDS, RowKind, field, row_fields
 from vlab.reward.probes import Probe, RowProbes
 
 FENCED = "```python\n{answer}\n```"
@@ -348,12 +348,18 @@ def tests_cut(kind: RowKind, record: dict | None, gold: str = "") -> str | None:
     return None
 
 
-def _count(tests, entry: str) -> int:
+def _parsed(tests):
+    """Tests stored as JSON text (the code templates' spec, a list of asserts) as their value; else as given."""
     if isinstance(tests, str) and tests.strip()[:1] in ("{", "["):
         try:
-            tests = json.loads(tests)
+            return json.loads(tests)
         except ValueError:
             pass
+    return tests
+
+
+def _count(tests, entry: str) -> int:
+    tests = _parsed(tests)
     if isinstance(tests, dict) and "tests" in tests:  # the code templates' spec: {"mode": "call", "tests": ...}
         return _count(tests["tests"], entry)
     if isinstance(tests, dict):  # stdin/stdout cases: {"inputs": [...]} or the templates' {"cases": [...]}
@@ -368,11 +374,7 @@ def _count(tests, entry: str) -> int:
 
 
 def _tests_text(tests) -> str:
-    if isinstance(tests, str) and tests.strip()[:1] in ("{", "["):
-        try:
-            tests = json.loads(tests)
-        except ValueError:
-            return tests
+    tests = _parsed(tests)
     if isinstance(tests, dict):
         tests = tests.get("tests", "")
     return "\n".join(map(str, tests)) if isinstance(tests, (list, tuple)) else str(tests or "")
@@ -414,13 +416,8 @@ def slow_apart(built: list[RowProbes]) -> tuple[list[RowProbes], list[RowProbes]
 def _test_form(row) -> str:
     """How the row's tests run: "io" (stdin/stdout cases) or "calls" (asserts or calls of the entry point);
     a reward may stop a looping program on one path and not the other."""
-    fields = row_fields(row)
-    tests = next((fields[n] for n in TESTS_FIELDS if fields.get(n) not in (None, "", [], {})), None)
-    if isinstance(tests, str) and tests.strip()[:1] == "{":
-        try:
-            tests = json.loads(tests)
-        except ValueError:
-            pass
+    _, tests = field(row_fields(row), TESTS_FIELDS) or (None, None)
+    tests = _parsed(tests)
     if isinstance(tests, dict) and isinstance(tests.get("tests"), dict):  # the code templates' spec
         tests = tests["tests"]
     return "io" if isinstance(tests, dict) and (tests.get("inputs") or tests.get("cases")) else "calls"
