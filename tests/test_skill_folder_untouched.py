@@ -4,8 +4,8 @@ files in `scripts/vlab/**/__pycache__`, which `npx skills update` replaces and S
 The skill folder is copied as `npx skills add` installs it and made read-only; SKILL.md's road is walked with
 the copy's scripts (preflight, inspect_dataset, new_env, test_reward on a numeric, a judge (`--judge stub`), a
 tool and a code environment, and submit_training's `--offline` rehearsal, which loads the environment through
-the pack's worker in its own venv) with Python free to write bytecode (no PYTHONDONTWRITEBYTECODE); then the
-copy must hold exactly the paths it held before, each file byte for byte (sha256), and the bytecode must be in
+the pack's worker in its own venv) with Python free to write bytecode (no PYTHONDONTWRITEBYTECODE), one part
+of the road a test on one installed copy; after each part the copy must hold exactly the paths it held before, each file byte for byte (sha256), and the bytecode must be in
 the cache folder instead. The tests run as root, whom permission bits do not stop, so the hashes are the proof;
 the read-only bits are what an installed skill looks like to a user who cannot write there."""
 
@@ -18,6 +18,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -135,20 +136,66 @@ def write_rows(path: Path, rows: list[dict]) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def walk(skill: Path, project: Path, env: dict) -> None:
-    """SKILL.md's workflow, step by step, from the user's project folder with the installed copy's scripts."""
-    scripts = skill / "scripts"
+@dataclass(frozen=True)
+class Installed:
+    skill: Path  # the read-only copy, as `npx skills add` installs it
+    project: Path  # the user's project folder, outside the skill
+    cache: Path  # $XDG_CACHE_HOME: where the bytecode must go
+    env: dict  # the environment every step runs with: Python free to write bytecode
+    read_only: dict  # path -> mode after make_read_only
 
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """One installed copy and one project for the module's walks (each test checks the copy after its part)."""
+    root = tmp_path_factory.mktemp("installed")
+    skill = root / "agents" / "skills" / "verifiers-lab"
+    shutil.copytree(SKILL_ROOT, skill, ignore=shutil.ignore_patterns("__pycache__"))
+    project = root / "project"
+    (project / "data").mkdir(parents=True)
+    cache = root / "cache"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    uv_cache = subprocess.run([rehearse.uv_command() or "uv", "cache", "dir"], capture_output=True, text=True, env=env)
+    env |= {"XDG_CACHE_HOME": str(cache), "VLAB_REHEARSE_CACHE": str(root / "rehearse")}
+    if uv_cache.returncode == 0:  # the offline rehearsal installs from uv's own cache: keep it where it is
+        env["UV_CACHE_DIR"] = uv_cache.stdout.strip()
+    modes = make_read_only(skill)
+    try:
+        yield Installed(skill, project, cache, env, {p: stat.S_IMODE(p.lstat().st_mode) for p in modes})
+    finally:
+        restore_modes(skill, modes)
+
+
+def assert_untouched(inst: Installed, walk_part) -> None:
+    """Run a part of SKILL.md's road; the copy must then hold exactly the paths it held before, each file byte
+    for byte, with its read-only modes, and the bytecode must be in the cache folder."""
+    before = snapshot(inst.skill)
+    walk_part(inst.skill / "scripts", inst.project, inst.env)
+    after = snapshot(inst.skill)
+    chmodded = sorted(
+        str(p.relative_to(inst.skill))
+        for p, mode in inst.read_only.items()
+        if p.exists() and stat.S_IMODE(p.lstat().st_mode) != mode
+    )
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    changed = sorted(k for k in before if k in after and after[k] != before[k])
+    assert not added and not removed and not changed, {
+        "added": added[:20],
+        "removed": removed[:20],
+        "changed": changed[:20],
+    }
+    assert not chmodded, chmodded[:20]
+    assert list((inst.cache / "verifiers-lab" / "pycache").rglob("*.pyc")), "the bytecode went nowhere"
+
+
+def numeric_road(scripts: Path, project: Path, env: dict) -> None:
+    """SKILL.md's steps 1-4 from the user's project folder with the installed copy's scripts: preflight, then
+    inspect, the environment written from inspect's recommendation, its reward tested."""
     # 1. preflight: may exit 3 or 4 here (no prime CLI, no GPU, no network); one result object is all it owes
     checked = run(scripts / "preflight.py", cwd=project, env=env)
     assert checked["exit_code"] != 2 and checked["checks"], checked
-
-    # 2-4 on the numeric road: inspect, write the environment from inspect's recommendation, test the reward
-    write_rows(project / "data" / "train.jsonl", ROWS)
-    report = run(scripts / "inspect_dataset.py", "data/train.jsonl", cwd=project, env=env)
-    (project / "inspect.json").write_text(json.dumps(report))
-    made = run(scripts / "new_env.py", "sums", "--from-inspect", "inspect.json", "--api", "v1", cwd=project, env=env)
-    assert made["status"] == "pass", made
+    write_sums(scripts, project, env)
     probed = run(
         scripts / "test_reward.py",
         "environments/sums/",
@@ -159,8 +206,23 @@ def walk(skill: Path, project: Path, env: dict) -> None:
     )
     assert probed["status"] != "error", probed
 
-    # 3-4 on a judge, a tool and a code environment, each written from its template with the columns named
-    for name, template, columns, rows, extra in KINDS:
+
+def write_sums(scripts: Path, project: Path, env: dict) -> None:
+    """inspect_dataset and new_env on the numeric rows (once a module: the rehearsal's test reuses it)."""
+    if (project / "environments" / "sums").is_dir():
+        return
+    write_rows(project / "data" / "train.jsonl", ROWS)
+    report = run(scripts / "inspect_dataset.py", "data/train.jsonl", cwd=project, env=env)
+    (project / "inspect.json").write_text(json.dumps(report))
+    made = run(scripts / "new_env.py", "sums", "--from-inspect", "inspect.json", "--api", "v1", cwd=project, env=env)
+    assert made["status"] == "pass", made
+
+
+def kind_road(name: str, template: str, columns: list[str], rows: list[dict], extra: list[str]):
+    """SKILL.md's steps 3-4 on a judge, a tool or a code environment, written from its template with the
+    columns named."""
+
+    def walk(scripts: Path, project: Path, env: dict) -> None:
         write_rows(project / "data" / f"{name}.jsonl", rows)
         made = run(scripts / "new_env.py", name, "--template", template, *columns, cwd=project, env=env)
         assert made["status"] in ("pass", "warn"), (template, made)
@@ -179,60 +241,48 @@ def walk(skill: Path, project: Path, env: dict) -> None:
         )
         assert probed["status"] != "error", (template, probed["summary"], probed["checks"][-3:])
 
-    # 8a: the config and its offline rehearsal (the wheel built and installed with uv, loaded by the worker)
-    if rehearse.uv_command() is not None:
-        shipped = project / "environments" / "sums" / "data"
-        shipped.mkdir(exist_ok=True)
-        shutil.copy(project / "data" / "train.jsonl", shipped / "train.jsonl")
-        submit = ("--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "owner/sums", "--env-arg")
-        submit += ('dataset_path="train.jsonl"', "--max-steps", "5", "--offline", "--output")
-        submitted = run(scripts / "submit_training.py", *submit, "configs/sums.toml", cwd=project, env=env)
-        assert any(c["id"] == "rehearse-load" and c["status"] == "pass" for c in submitted["checks"]), [
-            (c["id"], c["status"], c["message"][:900]) for c in submitted["checks"] if c["status"] != "pass"
-        ]
-        # Again from a process that writes no bytecode, with an empty cache: it exports no cache folder (its
-        # children would compile everything from source there), and the rehearsal's worker, which does write
-        # (its cached venv keeps its bytecode), must be told where, or it writes into the skill folder.
-        quiet = env | {"PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(project.parent / "cache-no-writes")}
-        submitted = run(scripts / "submit_training.py", *submit, "configs/again.toml", cwd=project, env=quiet)
-        assert any(c["id"] == "rehearse-load" and c["status"] == "pass" for c in submitted["checks"]), [
-            (c["id"], c["status"], c["message"][:900]) for c in submitted["checks"] if c["status"] != "pass"
-        ]
-        assert list((project.parent / "cache-no-writes" / "verifiers-lab" / "pycache").rglob("*.pyc"))
+    return walk
+
+
+def rehearsal(scripts: Path, project: Path, env: dict) -> None:
+    """SKILL.md's step 8a: the config and its offline rehearsal (the wheel built and installed with uv, loaded
+    by the worker)."""
+    write_sums(scripts, project, env)
+    shipped = project / "environments" / "sums" / "data"
+    shipped.mkdir(exist_ok=True)
+    shutil.copy(project / "data" / "train.jsonl", shipped / "train.jsonl")
+    submit = ("--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "owner/sums", "--env-arg")
+    submit += ('dataset_path="train.jsonl"', "--max-steps", "5", "--offline", "--output")
+    submitted = run(scripts / "submit_training.py", *submit, "configs/sums.toml", cwd=project, env=env)
+    assert any(c["id"] == "rehearse-load" and c["status"] == "pass" for c in submitted["checks"]), [
+        (c["id"], c["status"], c["message"][:900]) for c in submitted["checks"] if c["status"] != "pass"
+    ]
+    # Again from a process that writes no bytecode, with an empty cache: it exports no cache folder (its
+    # children would compile everything from source there), and the rehearsal's worker, which does write
+    # (its cached venv keeps its bytecode), must be told where, or it writes into the skill folder.
+    quiet = env | {"PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(project.parent / "cache-no-writes")}
+    submitted = run(scripts / "submit_training.py", *submit, "configs/again.toml", cwd=project, env=quiet)
+    assert any(c["id"] == "rehearse-load" and c["status"] == "pass" for c in submitted["checks"]), [
+        (c["id"], c["status"], c["message"][:900]) for c in submitted["checks"] if c["status"] != "pass"
+    ]
+    assert list((project.parent / "cache-no-writes" / "verifiers-lab" / "pycache").rglob("*.pyc"))
+
+
+# One part of the road a test (each under a minute on a loaded machine), all on one installed copy.
 
 
 @pytest.mark.v1
-def test_walking_skill_md_writes_nothing_into_the_installed_skill_folder(tmp_path):
-    skill = tmp_path / "agents" / "skills" / "verifiers-lab"
-    shutil.copytree(SKILL_ROOT, skill, ignore=shutil.ignore_patterns("__pycache__"))
-    before = snapshot(skill)
-    project = tmp_path / "project"
-    (project / "data").mkdir(parents=True)
-    cache = tmp_path / "cache"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
-    uv_cache = subprocess.run([rehearse.uv_command() or "uv", "cache", "dir"], capture_output=True, text=True, env=env)
-    env |= {"XDG_CACHE_HOME": str(cache), "VLAB_REHEARSE_CACHE": str(tmp_path / "rehearse")}
-    if uv_cache.returncode == 0:  # the offline rehearsal installs from uv's own cache: keep it where it is
-        env["UV_CACHE_DIR"] = uv_cache.stdout.strip()
+def test_the_numeric_road_writes_nothing_into_the_installed_skill_folder(installed):
+    assert_untouched(installed, numeric_road)
 
-    modes = make_read_only(skill)
-    try:
-        read_only = {p: stat.S_IMODE(p.lstat().st_mode) for p in modes}
-        walk(skill, project, env)
-        after = snapshot(skill)
-        chmodded = sorted(
-            str(p.relative_to(skill)) for p in modes if p.exists() and stat.S_IMODE(p.lstat().st_mode) != read_only[p]
-        )
-    finally:
-        restore_modes(skill, modes)
 
-    added = sorted(set(after) - set(before))
-    removed = sorted(set(before) - set(after))
-    changed = sorted(k for k in before if k in after and after[k] != before[k])
-    assert not added and not removed and not changed, {
-        "added": added[:20],
-        "removed": removed[:20],
-        "changed": changed[:20],
-    }
-    assert not chmodded, chmodded[:20]
-    assert list((cache / "verifiers-lab" / "pycache").rglob("*.pyc")), "the bytecode went nowhere"
+@pytest.mark.v1
+@pytest.mark.parametrize("kind", KINDS, ids=[k[1] for k in KINDS])
+def test_a_judge_tool_or_code_environment_s_road_writes_nothing_into_the_installed_skill_folder(installed, kind):
+    assert_untouched(installed, kind_road(*kind))
+
+
+@pytest.mark.v1
+@pytest.mark.skipif(rehearse.uv_command() is None, reason="the offline rehearsal needs uv")
+def test_the_offline_rehearsal_writes_nothing_into_the_installed_skill_folder(installed):
+    assert_untouched(installed, rehearsal)
