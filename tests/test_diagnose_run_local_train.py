@@ -1,5 +1,5 @@
 """diagnose_run on real local_train CPU runs: one healthy, one with a learning rate high enough to
-collapse the policy, one whose reward is always 0. The three runs train in parallel once per module.
+collapse the policy, one whose reward is always 0. Each run trains once per module, in the first test that reads it.
 
 The toy environment (classic or v1, whichever this venv's verifiers runs) rewards 4 * share('a') * share('b') of the reply: its best answers mix two
 letters, so a policy that collapses onto one token scores 0 (with the plain share-of-'a' reward a
@@ -83,18 +83,23 @@ RUNS = {  # name -> (environment source, lr, steps, extra config)
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
+    """``runs(name)``: the run's output folder and config, trained on first use (one run a test: each test under a
+    minute on a loaded machine; run side by side they shared the same cores anyway)."""
     from vlab.train.tiny import save_tiny_model
 
     root = tmp_path_factory.mktemp("diag-runs")
     model = save_tiny_model(root / "tiny-qwen2")
     assert REWARD in TOY and AB_TOY != TOY and HALVES_TOY != TOY and ZERO_TOY != TOY
-    procs, out = {}, {}
-    for name, (source, lr, steps, extra) in RUNS.items():
+    trained: dict[str, tuple] = {}
+
+    def train(name: str) -> tuple:
+        if name in trained:
+            return trained[name]
+        source, lr, steps, extra = RUNS[name]
         env = write_env_package(root / "envs", name.replace("-", "_"), source)
         cfg = root / f"{name}.toml"
         cfg.write_text(CONFIG.format(steps=steps, model=model, lr=lr, env=env, extra=extra))
-        out[name] = (root / name, cfg)
-        procs[name] = subprocess.Popen(
+        proc = subprocess.run(
             [
                 sys.executable,
                 str(SKILL_ROOT / "scripts" / "local_train.py"),
@@ -104,17 +109,18 @@ def runs(tmp_path_factory):
                 "--no-progress",
                 "--json",
             ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            capture_output=True,
             stdin=subprocess.DEVNULL,
             text=True,
             cwd=root,
+            timeout=900,
         )
-    for name, p in procs.items():
-        stdout, stderr = p.communicate(timeout=900)
-        assert p.returncode in (0, 1), (name, stderr[-3000:])
-        assert (root / name / "logs" / "metrics.jsonl").is_file(), (name, stdout[-2000:], stderr[-2000:])
-    return out
+        assert proc.returncode in (0, 1), (name, proc.stderr[-3000:])
+        assert (root / name / "logs" / "metrics.jsonl").is_file(), (name, proc.stdout[-2000:], proc.stderr[-2000:])
+        trained[name] = (root / name, cfg)
+        return trained[name]
+
+    return train
 
 
 def diagnose(run_dir, cfg, *extra):
@@ -123,7 +129,7 @@ def diagnose(run_dir, cfg, *extra):
 
 
 def test_healthy_run_has_no_false_alarm(runs, tmp_path):
-    run_dir, cfg = runs["healthy"]
+    run_dir, cfg = runs("healthy")
     code, obj = diagnose(run_dir, cfg, "--plot", str(tmp_path / "healthy.png"))
     assert_result(obj, "diagnose_run", 0)
     assert not [c for c in obj["checks"] if c["status"] in ("fail", "warn")], obj["checks"]
@@ -135,7 +141,7 @@ def test_healthy_run_has_no_false_alarm(runs, tmp_path):
 
 
 def test_high_learning_rate_collapse_is_named_with_lr_delta_and_stop(runs, tmp_path):
-    run_dir, cfg = runs["high-lr"]
+    run_dir, cfg = runs("high-lr")
     new = tmp_path / "next.toml"
     code, obj = diagnose(run_dir, cfg, "--write", str(new))
     assert_result(obj, "diagnose_run", 1)
@@ -154,7 +160,7 @@ def test_high_learning_rate_collapse_is_named_with_lr_delta_and_stop(runs, tmp_p
 
 
 def test_reward_always_zero_points_at_test_reward(runs):
-    run_dir, cfg = runs["zero-reward"]
+    run_dir, cfg = runs("zero-reward")
     code, obj = diagnose(run_dir, cfg)
     assert_result(obj, "diagnose_run", 1)
     flat = next(c for c in obj["checks"] if c["id"] == "reward-flat-low")
@@ -169,7 +175,7 @@ def test_reward_always_zero_points_at_test_reward(runs):
 
 
 def test_metrics_file_itself_is_accepted(runs):
-    run_dir, _ = runs["zero-reward"]
+    run_dir, _ = runs("zero-reward")
     r = run_script("diagnose_run", "--run", str(run_dir / "logs" / "metrics.jsonl"), "--json")
     obj = assert_result(r.json, "diagnose_run", 1)
     assert obj["data"]["run"]["source"] == "local-train"

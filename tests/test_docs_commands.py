@@ -1,6 +1,6 @@
 """Every shell command shown in SKILL.md and references/ works as written.
 
-Each ```bash block's commands run in order, per document, in a sandbox folder that
+Each ```bash block's commands run in order, per document (a section of it a test), in a sandbox folder that
 plays the user's project (the docs say: work there, call the scripts by the skill's
 path), with `SKILL_DIR` set to this checkout, as SKILL.md asks, and the demo data in
 place: `data/train.jsonl` is `demo/make_data.py`'s GSM8K-shaped arithmetic dataset.
@@ -15,6 +15,7 @@ network, a login, a GPU or money, each with its reason).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -317,18 +318,44 @@ def has_eval_results(sandbox: Path) -> bool:
     return any(sandbox.glob("**/evals/*/*/results.jsonl")) or any(sandbox.glob("**/traces.jsonl"))
 
 
-def run_doc(doc: Path, tmp_path: Path) -> list[str]:
-    sandbox = make_sandbox(tmp_path / "skill", with_env=doc.name != "SKILL.md")
-    failures, ran, skipped = [], [], []
-    pythonpath: list[str] = []
-    with ModelStub() as model, PrimeStub() as prime:
+def sections(doc: Path) -> list[tuple[str, list[Command]]]:
+    """The document's commands grouped by the heading (## or ###) they sit under, in order: (heading, commands)
+    for each heading with a command."""
+    heads, fenced = [], False
+    for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{2,3} ", line):
+            heads.append((number, line.lstrip("#").strip()))
+    grouped: list[tuple[str, list[Command]]] = []
+    for command in bash_commands(doc):
+        head = next((title for number, title in reversed(heads) if number < command.line), doc.name)
+        if not grouped or grouped[-1][0] != head:
+            grouped.append((head, []))
+        grouped[-1][1].append(command)
+    return grouped
+
+
+class DocWalk:
+    """One document's commands, run in order in one sandbox with the stubs up, a section at a time."""
+
+    def __init__(self, doc: Path, tmp_path: Path):
+        self.doc = doc
+        self.parts = sections(doc)
+        self.done = 0  # sections run so far
+        self.ran: list[str] = []
+        self.sandbox = make_sandbox(tmp_path / "skill", with_env=doc.name != "SKILL.md")
+        self.stubs = contextlib.ExitStack()
+        self.model = self.stubs.enter_context(ModelStub())
+        prime = self.stubs.enter_context(PrimeStub())
         prime.responses["GET /api/v1/user/whoami"] = (200, WHOAMI_OK)
         # diagnose_run --run RUN_ID: a finished healthy Hosted Training run (tests/diagnose_fixtures.py)
         prime.responses["GET /api/v1/rft/runs/RUN_ID/metrics"] = (200, {"metrics": hosted_records(simulate("healthy"))})
         prime.responses["GET /api/v1/rft/runs/RUN_ID"] = (200, {"run": hosted_run("RUN_ID", "COMPLETED")})
+        self.pythonpath: list[str] = []
         env = dict(os.environ)
         env.pop("VLAB_DEBUG", None)
-        env.update(prime_env(sandbox / "home", prime.url))
+        env.update(prime_env(self.sandbox / "home", prime.url))
         env.update(
             {
                 "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
@@ -342,7 +369,19 @@ def run_doc(doc: Path, tmp_path: Path) -> list[str]:
                 "UV_CACHE_DIR": os.environ.get("UV_CACHE_DIR") or str(Path.home() / ".cache" / "uv"),
             }
         )
-        for command in bash_commands(doc):
+        self.env = env
+
+    def through(self, part: int) -> tuple[list[str], list[str], list[str]]:
+        """Run the sections not run yet through ``part``; that section's (ran, not run, failures)."""
+        while self.done <= part:
+            outcome = self.section(self.parts[self.done][1])
+            self.done += 1
+        return outcome
+
+    def section(self, commands: list[Command]) -> tuple[list[str], list[str], list[str]]:
+        failures, ran, skipped = [], [], []
+        sandbox, env = self.sandbox, self.env
+        for command in commands:
             reason = not_run_reason(command.text) or generation_skip(command.text)
             if (
                 reason is None
@@ -354,9 +393,9 @@ def run_doc(doc: Path, tmp_path: Path) -> list[str]:
             if reason:
                 skipped.append(f"{command}  [{reason}]")
                 continue
-            text, extra = rewrite(command.text, model.base_url)
-            pythonpath += [str(sandbox / p) for p in extra]
-            env["PYTHONPATH"] = os.pathsep.join(pythonpath)
+            text, extra = rewrite(command.text, self.model.base_url)
+            self.pythonpath += [str(sandbox / p) for p in extra]
+            env["PYTHONPATH"] = os.pathsep.join(self.pythonpath)
             traces_before = set(sandbox.glob("**/traces.jsonl"))
             proc = subprocess.run(
                 ["bash", "-c", text],
@@ -369,7 +408,7 @@ def run_doc(doc: Path, tmp_path: Path) -> list[str]:
             )
             endpoints = sandbox / "configs" / "endpoints.toml"
             if endpoints.is_file() and LOCAL_URL in endpoints.read_text():
-                endpoints.write_text(endpoints.read_text().replace(LOCAL_URL, model.base_url))
+                endpoints.write_text(endpoints.read_text().replace(LOCAL_URL, self.model.base_url))
             ran.append(str(command))
             if proc.returncode != 0:
                 failures.append(
@@ -385,20 +424,44 @@ def run_doc(doc: Path, tmp_path: Path) -> list[str]:
                     assert_result(obj)
                 except Exception as err:  # noqa: BLE001 - reported with the command
                     failures.append(f"{command}\n  --json output is not one valid result object: {err}")
-    print(f"\n{doc.name}: ran {len(ran)}, not run {len(skipped)}")
-    for line in skipped:
-        print("  not run:", line)
-    assert ran, f"{doc.name}: no command ran"
-    return failures
+        self.ran += ran
+        return ran, skipped, failures
+
+
+@pytest.fixture(scope="module")
+def doc_walks(tmp_path_factory):
+    """``walk(doc)``: the document's DocWalk, made on first use; its stubs stop with the module."""
+    walks: dict[Path, DocWalk] = {}
+
+    def walk(doc: Path) -> DocWalk:
+        if doc not in walks:
+            walks[doc] = DocWalk(doc, tmp_path_factory.mktemp(doc.stem))
+        return walks[doc]
+
+    yield walk
+    for opened in walks.values():
+        opened.stubs.close()
+
+
+# A document's commands a section a test (each under a minute on a loaded machine), in the document's order in
+# one sandbox: a section run alone runs the sections before it first.
+DOC_PARTS = [(doc, k) for doc in DOCS for k in range(len(sections(doc)))]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
-def test_doc_commands_run(doc, tmp_path):
-    if not bash_commands(doc):
-        pytest.skip(f"{doc.name} shows no shell commands")
-    failures = run_doc(doc, tmp_path)
+@pytest.mark.parametrize("doc,part", DOC_PARTS, ids=[f"{doc.name}-{k + 1}" for doc, k in DOC_PARTS])
+def test_doc_commands_run(doc, part, doc_walks):
+    walk = doc_walks(doc)
+    ran, skipped, failures = walk.through(part)
+    heading = walk.parts[part][0]
+    print(f"\n{doc.name}, {heading}: ran {len(ran)}, not run {len(skipped)}")
+    for line in skipped:
+        print("  not run:", line)
+    if part == len(walk.parts) - 1:
+        assert walk.ran, f"{doc.name}: no command ran"
     assert not failures, "\n\n".join(failures)
+    if not ran:
+        pytest.skip(f"{doc.name}, {heading}: no command runs here: " + "; ".join(skipped)[:500])
 
 
 # -- the environment guide's code -------------------------------------------------------------------
