@@ -15,8 +15,9 @@ PYTEST_ARGS ?=
 # saturated (1,400 s with every run ending together, against 1,386 s).
 TEST_WORKERS_031 ?= 2
 TEST_WORKERS_040 ?= 2
-# the waits share (tests/conftest.py BOUND_WAITS): one worker per test, so each hang starts at once
-WAITS_WORKERS_031 ?= 4
+# the waits share (tests/conftest.py BOUND_WAITS): one worker per test in 0.3.1, so each hang starts at once; the
+# 0.4.0 waits run in turn (one process)
+WAITS_WORKERS_031 ?= 6
 
 .PHONY: demo test lint test-031 test-040 test-waits-031 test-waits-040 test-040-once test-once test-load bench clean venvs
 
@@ -37,7 +38,7 @@ demo: .venv/vf031/.installed .venv/vf040/.installed
 
 # Lint and format check first (fast), then the suite in five runs, started together (make -j4):
 #   test-waits-031,     the tests whose wall time is a hang's bound, stretched by the load average (VLAB_TEST_RUN=waits):
-#   test-waits-040      mostly asleep, started while the load average is still low, a worker per test
+#   test-waits-040      mostly asleep, started while the load average is still low (0.3.1: a worker per test)
 #   test-031, test-040  every other test that touches verifiers, in each generation's venv (VLAB_TEST_RUN=versioned),
 #                       in TEST_WORKERS_031 / TEST_WORKERS_040 pytest-xdist workers
 #   test-once           the pack's own logic (modules marked "once"), a single time, with verifiers hidden; it runs

@@ -90,6 +90,8 @@ BOUND_WAITS = (  # (module, test name or its start)
     ("test_user_code", "test_hung_or_exiting_reward_is_called_once_at_the_cost_of_its_bound[async_blocking_hang]"),
     ("test_user_code", "test_v1_user_code_fault[v1_blocking_sleep]"),
     ("test_resources", "test_hung_reward_with_a_daemon_process_leaves_nothing"),
+    ("test_judge", "test_a_judge_call_without_a_time_limit_or_errors_scored_as_one_fail_naming_the_check"),
+    ("test_conversation", "test_v1_calculator_without_size_limit_is_stopped_by_the_time_bound"),
 )
 
 
