@@ -89,6 +89,22 @@ def test_check_jsonl_forms(tmp_path, form):
     assert want in err.value.message
 
 
+@pytest.mark.once
+def test_parse_line_reads_what_json_reads_and_says_why_as_json_does():
+    """msgspec reads the common line; what it refuses json.loads reads (NaN, a lone surrogate, a BOM on the first
+    line) or names (bad UTF-8, a JSON array, a cut object), as before."""
+    row = {"q": "é ✓", "n": 12345678901234567890123, "x": 1.5e-7, "l": [1, {"a": None}]}
+    assert jsonl.parse_line(json.dumps(row).encode() + b"\r\n") == (row, None)
+    assert jsonl.parse_line(b'{"a": 1, "a": 2}') == ({"a": 2}, None)
+    assert jsonl.parse_line(b'{"a": NaN}')[0]["a"] != jsonl.parse_line(b'{"a": NaN}')[0]["a"]  # NaN, as json reads
+    assert jsonl.parse_line(b'{"a": "\\ud800"}') == ({"a": "\ud800"}, None)
+    assert jsonl.parse_line(b'\xef\xbb\xbf{"a": 1}', first=True) == ({"a": 1}, None)
+    assert jsonl.parse_line(b"  \n") == (None, None)
+    assert jsonl.parse_line(b'{"a": "\xff"}')[1] == "not UTF-8 (byte 0xff at offset 7)"
+    assert jsonl.parse_line(b"[1, 2]")[1] == "not a JSON object (a JSON array; each line must be one object)"
+    assert jsonl.parse_line(b'{"a": "b')[1] == "not valid JSON (Unterminated string starting at column 7)"
+
+
 # -- inspect_dataset -----------------------------------------------------------------------------------------
 
 

@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from vlab.core.files import bounded_lines, is_gzip, open_binary, plain_suffix
 from vlab.core.result import UsageError
 
@@ -21,8 +23,17 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
 TAIL_BYTES = 1 << 20  # the end of a file read for its last line
 
 
+_decode = msgspec.json.Decoder().decode
+
+
 def parse_line(raw: bytes, first: bool = False) -> tuple[Any, str | None]:
     """(the row, None), (None, None) for a blank line, or (None, why the line is no row)."""
+    try:  # the common line, a JSON object in UTF-8, read by msgspec (a third of json's time); the rest as before
+        obj = _decode(raw)
+    except (msgspec.DecodeError, ValueError):  # not JSON msgspec reads (NaN, a BOM, bad UTF-8): json says why
+        obj = None
+    if isinstance(obj, dict):
+        return obj, None
     try:
         text = raw.decode("utf-8-sig" if first else "utf-8")
     except UnicodeDecodeError as err:
