@@ -342,7 +342,7 @@ class DocWalk:
     def __init__(self, doc: Path, tmp_path: Path):
         self.doc = doc
         self.parts = sections(doc)
-        self.done = 0  # sections run so far
+        self.outcomes: list[tuple[list[str], list[str], list[str]]] = []  # each section run so far: DocWalk.section
         self.ran: list[str] = []
         self.sandbox = make_sandbox(tmp_path / "skill", with_env=doc.name != "SKILL.md")
         self.stubs = contextlib.ExitStack()
@@ -373,10 +373,9 @@ class DocWalk:
 
     def through(self, part: int) -> tuple[list[str], list[str], list[str]]:
         """Run the sections not run yet through ``part``; that section's (ran, not run, failures)."""
-        while self.done <= part:
-            outcome = self.section(self.parts[self.done][1])
-            self.done += 1
-        return outcome
+        while len(self.outcomes) <= part:
+            self.outcomes.append(self.section(self.parts[len(self.outcomes)][1]))
+        return self.outcomes[part]
 
     def section(self, commands: list[Command]) -> tuple[list[str], list[str], list[str]]:
         failures, ran, skipped = [], [], []
