@@ -92,7 +92,7 @@ def test_check_jsonl_forms(tmp_path, form):
 @pytest.mark.once
 def test_parse_line_reads_what_json_reads_and_says_why_as_json_does():
     """msgspec reads the common line; what it refuses json.loads reads (NaN, a lone surrogate, a BOM on the first
-    line) or names (bad UTF-8, a JSON array, a cut object), as before."""
+    line) or names (bad UTF-8, a JSON array, a cut object, nesting too deep to read), as before."""
     row = {"q": "é ✓", "n": 12345678901234567890123, "x": 1.5e-7, "l": [1, {"a": None}]}
     assert jsonl.parse_line(json.dumps(row).encode() + b"\r\n") == (row, None)
     assert jsonl.parse_line(b'{"a": 1, "a": 2}') == ({"a": 2}, None)
@@ -103,6 +103,8 @@ def test_parse_line_reads_what_json_reads_and_says_why_as_json_does():
     assert jsonl.parse_line(b'{"a": "\xff"}')[1] == "not UTF-8 (byte 0xff at offset 7)"
     assert jsonl.parse_line(b"[1, 2]")[1] == "not a JSON object (a JSON array; each line must be one object)"
     assert jsonl.parse_line(b'{"a": "b')[1] == "not valid JSON (Unterminated string starting at column 7)"
+    deep = b'{"a":' * 100_000 + b"1" + b"}" * 100_000  # msgspec raises RecursionError here, as json does
+    assert jsonl.parse_line(deep)[1] == "not valid JSON (nested too deeply to read)"
 
 
 # -- inspect_dataset -----------------------------------------------------------------------------------------

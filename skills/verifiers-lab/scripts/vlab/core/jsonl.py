@@ -30,7 +30,7 @@ def parse_line(raw: bytes, first: bool = False) -> tuple[Any, str | None]:
     """(the row, None), (None, None) for a blank line, or (None, why the line is no row)."""
     try:  # the common line, a JSON object in UTF-8, read by msgspec (a third of json's time); the rest as before
         obj = _decode(raw)
-    except (msgspec.DecodeError, ValueError):  # not JSON msgspec reads (NaN, a BOM, bad UTF-8): json says why
+    except (msgspec.DecodeError, ValueError, RecursionError):  # NaN, a BOM, bad UTF-8, too deep...: json says why
         obj = None
     if isinstance(obj, dict):
         return obj, None
