@@ -5,9 +5,10 @@ The skill folder is copied as `npx skills add` installs it and made read-only; S
 the copy's scripts (preflight, inspect_dataset, new_env, test_reward on a numeric, a judge (`--judge stub`), a
 tool and a code environment, and submit_training's `--offline` rehearsal, which loads the environment through
 the pack's worker in its own venv) with Python free to write bytecode (no PYTHONDONTWRITEBYTECODE), one part
-of the road a test on one installed copy; after each part the copy must hold exactly the paths it held before, each file byte for byte (sha256), and the bytecode must be in
-the cache folder instead. The tests run as root, whom permission bits do not stop, so the hashes are the proof;
-the read-only bits are what an installed skill looks like to a user who cannot write there."""
+of the road a test on one installed copy. After each part the copy must hold exactly the paths it held before,
+each file byte for byte (sha256), and the bytecode must be in the cache folder instead. The tests run as root,
+whom permission bits do not stop, so the hashes are the proof; the read-only bits are what an installed skill
+looks like to a user who cannot write there."""
 
 from __future__ import annotations
 
@@ -253,18 +254,16 @@ def rehearsal(scripts: Path, project: Path, env: dict) -> None:
     shutil.copy(project / "data" / "train.jsonl", shipped / "train.jsonl")
     submit = ("--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "owner/sums", "--env-arg")
     submit += ('dataset_path="train.jsonl"', "--max-steps", "5", "--offline", "--output")
-    submitted = run(scripts / "submit_training.py", *submit, "configs/sums.toml", cwd=project, env=env)
-    assert any(c["id"] == "rehearse-load" and c["status"] == "pass" for c in submitted["checks"]), [
-        (c["id"], c["status"], c["message"][:900]) for c in submitted["checks"] if c["status"] != "pass"
-    ]
-    # Again from a process that writes no bytecode, with an empty cache: it exports no cache folder (its
-    # children would compile everything from source there), and the rehearsal's worker, which does write
-    # (its cached venv keeps its bytecode), must be told where, or it writes into the skill folder.
+    # Once as the user runs it, then from a process that writes no bytecode, with an empty cache: that process
+    # exports no cache folder (its children would compile everything from source there), and the rehearsal's
+    # worker, which does write (its cached venv keeps its bytecode), must be told where, or it writes into the
+    # skill folder.
     quiet = env | {"PYTHONDONTWRITEBYTECODE": "1", "XDG_CACHE_HOME": str(project.parent / "cache-no-writes")}
-    submitted = run(scripts / "submit_training.py", *submit, "configs/again.toml", cwd=project, env=quiet)
-    assert any(c["id"] == "rehearse-load" and c["status"] == "pass" for c in submitted["checks"]), [
-        (c["id"], c["status"], c["message"][:900]) for c in submitted["checks"] if c["status"] != "pass"
-    ]
+    for output, environ in (("configs/sums.toml", env), ("configs/again.toml", quiet)):
+        submitted = run(scripts / "submit_training.py", *submit, output, cwd=project, env=environ)
+        assert any(c["id"] == "rehearse-load" and c["status"] == "pass" for c in submitted["checks"]), [
+            (c["id"], c["status"], c["message"][:900]) for c in submitted["checks"] if c["status"] != "pass"
+        ]
     assert list((project.parent / "cache-no-writes" / "verifiers-lab" / "pycache").rglob("*.pyc"))
 
 
