@@ -186,6 +186,7 @@ def run_ours(s: dict) -> dict:
         "completion_tokens_per_s": gen_tok / wall,
         "wall_per_step_s": wall / max(1, len(hist)),
         "micro_batches": [m.get("micro_batches") for m in hist],
+        "padding_frac": [round(m["padding_frac"], 3) for m in hist if "padding_frac" in m],
         "memory_plan": trainer.plan.to_dict(),
     }
     flops, bandwidth = device_peaks(s["device"])

@@ -74,7 +74,8 @@ def _proof(tmp_path, tiny_model, env_source: str, name: str):
     assert d["steps"] == 20 and d["device"] == "cpu"
     # The issue's CPU proof: the mean reward rises from its start to >= 0.8 in 20 steps.
     assert d["reward_first"] < 0.3 and d["reward_last"] >= 0.8, d
-    assert d["logprob_diff_max_first_step"] < 1e-5
+    assert d["logprob_diff_max_first_step"] < 1e-5  # recomputed on packed rows: the sampler's logprobs
+    assert d["packed_sequences"] is True and 0 <= d["padding_frac"] < 1
     checks = {c["id"]: c["status"] for c in obj["checks"]}
     assert checks["learning"] == "pass" and checks["logprob_agreement"] == "pass"
     metrics = [json.loads(line) for line in (out / "logs" / "metrics.jsonl").read_text().splitlines()]
@@ -168,7 +169,7 @@ def test_multiturn_rollouts_train_as_one_masked_sequence(tmp_path, tiny_model):
         m["num_train_sequences"] for m in hist
     ]
     assert hist[0]["completion_len_mean"] > 6  # two turns' worth of tokens
-    assert hist[0]["logprob_diff_max"] < 1e-5
+    assert hist[0]["logprob_diff_max"] < 1e-5 and hist[0]["packed_sequences"]  # packed rows, the sampler's logprobs
 
 
 @pytest.mark.classic

@@ -112,6 +112,8 @@ def test_each_shape_fits_at_default_settings_within_its_planned_peak(tmp_path, s
         "train_tokens_per_s": round(train[0] / train[1]),
         "update_mfu": round(6 * n * train[0] / train[1] / flops, 3) if flops else None,
         "micro_batches": [m.get("micro_batches") for m in hist],
+        "packed_sequences": hist[-1].get("packed_sequences"),
+        "padding_frac": [round(m["padding_frac"], 3) for m in hist if "padding_frac" in m],
         "plan": plan.describe(),
     }
     print("figures " + json.dumps(figures))

@@ -159,7 +159,8 @@ class TrainConfig:
     batch_size: int = 32  # rollouts per step; divisible by group_size
     group_size: int = 8  # rollouts per prompt
     micro_batch_size: int = 0  # sequences per forward/backward; 0 = no limit by count
-    # Padded tokens per forward/backward; 0 = sized from the device's free memory and the model's shape.
+    # Token slots (rows x width, padding included) per forward/backward; 0 = sized from the device's free
+    # memory and the model's shape.
     micro_batch_tokens: int = 0
     seed: int = 0
     filter_zero_advantages: bool = True

@@ -204,7 +204,8 @@ def estimate(
     lm_head_chunk: int = 0,
 ) -> Estimate:
     """The memory of one run: `rollouts` sequences of `seq_len` tokens per step, trained in
-    micro-batches of at most `micro_batch_tokens` padded tokens (at least one sequence).
+    micro-batches of at most `micro_batch_tokens` token slots (rows x width, padding or a packed
+    row's tail included; at least one sequence).
 
     `trainable` below `shape.params` means LoRA: that many adapter parameters on a frozen base.
     """

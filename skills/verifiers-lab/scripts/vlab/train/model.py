@@ -253,6 +253,59 @@ def _same_logits(model, parts) -> bool:
     return full.shape == mine.shape and torch.allclose(full, mine, rtol=1e-3, atol=1e-3)
 
 
+def packs_sequences(model, autocast=None) -> bool:
+    """Does the model keep sequences laid end to end in one row apart, given position ids that
+    restart at each one and no attention_mask (`rollout.collate_packed`)? transformers 5's own
+    attention does (it reads the restarts as a block-diagonal mask, or as flash attention's
+    varlen boundaries); older versions under sdpa or eager, and remote code, may attend across
+    them, which would train on wrong logprobs. Checked once per model, on evidence."""
+    cached = getattr(model, "_vlab_packs", None)
+    if cached is not None:
+        return cached
+    packs = _packed_rows_kept_apart(model, autocast or contextlib.nullcontext)
+    try:
+        object.__setattr__(model, "_vlab_packs", packs)
+    except (AttributeError, TypeError):
+        pass
+    return packs
+
+
+@torch.no_grad()
+def _packed_rows_kept_apart(model, autocast) -> bool:
+    """A probe sequence after two different ones: in one attended row the context moves its
+    logprobs (`context`); packed, it must not move them (`leak`) and they must be the probe's
+    alone (`moved`), both within a tenth of that effect: rounding (bf16 logits differ by a tenth
+    of a nat across kernels) stays far below it, a leak or positions not restarted are of its size."""
+    n = 8
+    try:
+        device = next(model.parameters()).device
+        vocab = model.get_input_embeddings().num_embeddings
+    except (AttributeError, StopIteration, NotImplementedError):
+        return False
+    ids = (torch.arange(3 * n, device=device) * 7919 + 11) % vocab
+    first, other, probe, pos = ids[:n], ids[n : 2 * n], ids[2 * n :], torch.arange(n, device=device)
+    was_training = model.training
+    model.eval()
+    try:
+        with autocast():
+
+            def logprobs(before=None, packed=False):
+                row = probe if before is None else torch.cat([before, probe])
+                kw = {"position_ids": torch.cat([pos, pos])[None]} if packed else {}
+                return model(input_ids=row[None], use_cache=False, **kw).logits[0, -n:].float().log_softmax(-1)
+
+            context = (logprobs(first) - logprobs(other)).abs().max()
+            packed = logprobs(first, packed=True)
+            leak = (packed - logprobs(other, packed=True)).abs().max()
+            moved = (packed - logprobs()).abs().max()
+    except Exception:  # noqa: BLE001 - any surprise means padded micro-batches
+        return False
+    finally:
+        if was_training:
+            model.train()
+    return bool(context > 1e-3 and leak <= context / 10 and moved <= context / 10)
+
+
 TINY_MODEL_PARAMS = 20_000_000
 
 

@@ -7,7 +7,9 @@ sequences: when each turn's prompt extends the previous turn's prompt+completion
 (the usual multi-turn chat), the turns merge into one sequence whose loss mask
 covers only the model's tokens (environment messages are context, not targets);
 otherwise each turn is its own sequence. `micro_batches` groups sequences under a token
-budget and `collate` pads them into the tensors of one forward/backward.
+budget and `collate` pads them into the tensors of one forward/backward; `packed_micro_batches`
+and `collate_packed` instead lay several sequences end to end in each row (position ids restart
+at each sequence, so the attention keeps them apart), with no padding but a row's tail.
 
 `ChatPolicy` renders chat messages with the tokenizer's chat template and samples
 them in batches; an environment source calls it (directly, or through the
@@ -79,7 +81,10 @@ class Batch:
     attention_mask: torch.Tensor
     loss_mask: torch.Tensor  # aligned with targets (input_ids[:, 1:])
     sampler_logprobs: torch.Tensor  # aligned with targets
-    advantages: torch.Tensor
+    advantages: torch.Tensor  # [rows], or [rows, T] aligned with targets when packed
+    # packed rows: each sequence's positions from 0; the model then gets no attention_mask
+    # (attention_mask above only marks the real tokens)
+    position_ids: torch.Tensor | None = None
 
 
 def micro_batches(lengths: list[int], max_tokens: int, max_seqs: int = 0) -> list[list[int]]:
@@ -97,6 +102,75 @@ def micro_batches(lengths: list[int], max_tokens: int, max_seqs: int = 0) -> lis
     if cur:
         out.append(cur)
     return out
+
+
+def packed_micro_batches(lengths: list[int], max_tokens: int, max_seqs: int = 0) -> list[list[list[int]]]:
+    """Sequence indices packed into rows, the rows into micro-batches: a micro-batch is as wide
+    as the longest sequence left, holds at most `max_tokens` slots (rows x width; at least one
+    row) and `max_seqs` sequences (0: no limit), and takes the longest sequences that fit, each
+    in the first row with room (a row's tail filled by shorter ones). A micro-batch is a list of
+    rows, a row a list of indices. Widths fall from one micro-batch to the next, as with padded
+    rows of similar lengths, so attention (quadratic in a row's width) costs no more."""
+    left = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    out: list[list[list[int]]] = []
+    while left:
+        width = lengths[left[0]]
+        most_rows = max(1, max_tokens // width)
+        rows: list[list[int]] = []
+        room: list[int] = []
+        placed = 0
+        kept: list[int] = []
+        for i in left:
+            if max_seqs and placed >= max_seqs:
+                kept.append(i)
+                continue
+            r = next((r for r, free in enumerate(room) if lengths[i] <= free), None)
+            if r is None and len(rows) < most_rows:
+                rows.append([])
+                room.append(width)
+                r = len(rows) - 1
+            if r is None:
+                kept.append(i)
+                continue
+            rows[r].append(i)
+            room[r] -= lengths[i]
+            placed += 1
+        out.append(rows)
+        left = kept
+    return out
+
+
+def collate_packed(seqs: list[Sequence], advs: list[float], rows: list[list[int]], pad_id: int, device) -> Batch:
+    """The sequences `rows` names (indices into seqs), laid end to end a row each, padded only
+    at a row's end. A sequence's first token is never a target: it follows another sequence."""
+    width = max(sum(len(seqs[i].input_ids) for i in row) for row in rows)
+    n = len(rows)
+    ids = torch.full((n, width), pad_id, dtype=torch.long)
+    pos = torch.zeros((n, width), dtype=torch.long)
+    real = torch.zeros((n, width), dtype=torch.long)
+    lmask = torch.zeros((n, width), dtype=torch.float32)
+    slp = torch.zeros((n, width), dtype=torch.float32)
+    adv = torch.zeros((n, width), dtype=torch.float32)
+    for r, row in enumerate(rows):
+        at = 0
+        for i in row:
+            s, L = seqs[i], len(seqs[i].input_ids)
+            ids[r, at : at + L] = torch.tensor(s.input_ids)
+            pos[r, at : at + L] = torch.arange(L)
+            real[r, at : at + L] = 1
+            lmask[r, at + 1 : at + L] = torch.tensor(s.loss_mask[1:], dtype=torch.float32)
+            slp[r, at : at + L] = torch.tensor(s.sampler_logprobs, dtype=torch.float32)
+            adv[r, at : at + L] = advs[i]
+            at += L
+        pos[r, at:] = torch.arange(width - at)  # the tail: a segment of its own, never a target
+    return Batch(
+        ids.to(device),
+        real.to(device),
+        lmask[:, 1:].to(device),
+        slp[:, 1:].to(device),
+        adv[:, 1:].to(device),
+        pos.to(device),
+    )
 
 
 def collate(seqs: list[Sequence], advs: list[float], pad_id: int, device) -> Batch:

@@ -376,6 +376,9 @@ def _judge(cfg: TrainConfig, hist: list[dict], result: Result, data: dict, dtype
     trn = [m["train_tokens_per_s"] for m in hist if m.get("train_tokens_per_s")]
     data["gen_tokens_per_s"] = float(np.median(gen)) if gen else None
     data["train_tokens_per_s"] = float(np.median(trn)) if trn else None
+    updates = [m for m in hist if m.get("padding_frac") is not None]
+    data["packed_sequences"] = updates[-1]["packed_sequences"] if updates else None
+    data["padding_frac"] = float(np.median([m["padding_frac"] for m in updates])) if updates else None
 
     errors = sum(m["errors"] for m in hist)
     rollouts = sum(m["num_rollouts"] for m in hist)

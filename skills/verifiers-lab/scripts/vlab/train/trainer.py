@@ -4,7 +4,8 @@ Each step: pick `batch_size / group_size` prompts (a seeded permutation per epoc
 run `group_size` rollouts of each through the rollout source (the environment's
 own loop and scoring), compute group advantages, drop groups with nothing to learn
 (`filter_zero_advantages`), take one AdamW step on the clipped/masked token-level
-policy loss (gradient accumulation over micro-batches), push the weights to the
+policy loss (gradient accumulation over micro-batches, sequences packed end to end in
+their rows where the model's attention keeps them apart), push the weights to the
 sampler, and log one JSON line of metrics.
 
 Every step reseeds from (seed, step), so a run resumed from a checkpoint takes
@@ -48,9 +49,20 @@ from vlab.train.model import (
     is_peft,
     lm_parts,
     oom_error,
+    packs_sequences,
     reference_policy,
 )
-from vlab.train.rollout import Batch, ChatPolicy, Rollout, RolloutSource, Sequence, collate, micro_batches
+from vlab.train.rollout import (
+    Batch,
+    ChatPolicy,
+    Rollout,
+    RolloutSource,
+    Sequence,
+    collate,
+    collate_packed,
+    micro_batches,
+    packed_micro_batches,
+)
 from vlab.train.sampler import HFSampler, Sampler
 
 CKPT_STATE = "trainer_state.pt"
@@ -105,6 +117,7 @@ class Trainer:
         log: Callable[[str], None] | None = None,
         autocast: Callable | None = None,
         plan=None,
+        pack_sequences: bool | None = None,
     ):
         self.cfg = cfg
         self.model = model
@@ -144,6 +157,8 @@ class Trainer:
         self.ref_model = None
         if cfg.loss.ref_kl_tau > 0 and not is_peft(model):  # LoRA: the reference is the adapter-free base
             self.ref_model = copy.deepcopy(model).eval().requires_grad_(False)
+        # None: packed when the model keeps packed sequences apart, checked at the first update
+        self.pack_sequences = pack_sequences
         self.step = 0
         self.history: list[dict] = []
 
@@ -229,22 +244,45 @@ class Trainer:
         targets = batch.input_ids[:, 1:]
         temperature = self.cfg.sampling.temperature
         parts = lm_parts(model)
+        if batch.position_ids is not None:  # packed rows: the restarts are the mask
+            inputs = dict(input_ids=batch.input_ids, position_ids=batch.position_ids, use_cache=False)
+        else:
+            inputs = dict(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
         with self.autocast():
             if parts is not None:
                 decoder, head = parts
-                hidden = decoder(
-                    input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False
-                ).last_hidden_state
+                hidden = decoder(**inputs).last_hidden_state
                 return token_logprobs_from_hidden(hidden[:, :-1], head, targets, temperature, self.lm_head_chunk)
-            logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False).logits
+            logits = model(**inputs).logits
             return token_logprobs(logits[:, :-1], targets, temperature, self.lm_head_chunk)
+
+    def _packs(self) -> bool:
+        if self.pack_sequences is None:
+            self.pack_sequences = packs_sequences(self.model, self.autocast)
+            self.log(
+                "training micro-batches: sequences packed end to end, no padding"
+                if self.pack_sequences
+                else "training micro-batches padded: this model's attention reads across packed sequences"
+            )
+        return self.pack_sequences
+
+    def _micro_batches(self, seqs: list[Sequence], advs: list[float]):
+        """The step's micro-batches, made as they are consumed (one batch's tensors at a time)."""
+        lengths, cap = [len(s.input_ids) for s in seqs], self.cfg.micro_batch_size
+        if self._packs():
+            groups = packed_micro_batches(lengths, self.micro_batch_tokens, cap)
+            return len(groups), (collate_packed(seqs, advs, rows, self.pad_id, self.device) for rows in groups)
+        groups = micro_batches(lengths, self.micro_batch_tokens, cap)
+        return len(groups), (
+            collate([seqs[i] for i in idx], [advs[i] for i in idx], self.pad_id, self.device) for idx in groups
+        )
 
     def _update(self, seqs: list[Sequence], advs: list[float]) -> dict:
         cfg = self.cfg
         self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
         total_tokens = sum(sum(s.loss_mask) for s in seqs)
-        groups = micro_batches([len(s.input_ids) for s in seqs], self.micro_batch_tokens, cfg.micro_batch_size)
+        n_batches, batches = self._micro_batches(seqs, advs)
         agg = {
             "loss": 0.0,
             "tokens": 0.0,
@@ -256,10 +294,10 @@ class Trainer:
             "lp_diff_max": 0.0,
             "lp_diff_sum": 0.0,
             "train_tokens": 0,
-            "micro_batches": len(groups),
+            "slots": 0,
+            "micro_batches": n_batches,
         }
-        for idx in groups:
-            batch = collate([seqs[i] for i in idx], [advs[i] for i in idx], self.pad_id, self.device)
+        for batch in batches:
             ref = None
             if cfg.loss.ref_kl_tau > 0:
                 with torch.no_grad():
@@ -289,6 +327,7 @@ class Trainer:
             agg["ratio_max"] = max(agg["ratio_max"], float(st["ratio_max"]))
             agg["ratio_min"] = min(agg["ratio_min"], float(st["ratio_min"]))
             agg["train_tokens"] += int(batch.attention_mask.sum())
+            agg["slots"] += batch.attention_mask.numel()
         params = [p for p in self.model.parameters() if p.requires_grad]
         if cfg.optim.max_norm > 0:
             grad_norm = float(torch.nn.utils.clip_grad_norm_(params, cfg.optim.max_norm))
@@ -360,6 +399,9 @@ class Trainer:
                     "logprob_diff_max": st["lp_diff_max"],
                     "logprob_diff_mean": st["lp_diff_sum"] / n,
                     "micro_batches": st["micro_batches"],
+                    "packed_sequences": self.pack_sequences,
+                    # the update's token slots that held padding (packed: only rows' tails)
+                    "padding_frac": 1.0 - st["train_tokens"] / max(1, st["slots"]),
                 }
             )
         else:
