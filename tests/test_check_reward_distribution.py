@@ -346,7 +346,7 @@ def test_every_rollout_running_to_the_limit_without_tools_is_a_fixed_length_conv
     assert check["status"] == "pass" and "fixed length" in check["message"], check
     from types import SimpleNamespace
 
-    from vlab.train.trainer import turn_limited_share
+    from vlab.train.stepmetrics import turn_limited_share
 
     rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
     rollouts = [SimpleNamespace(stop_condition=r["stop_condition"], completion=r["completion"]) for r in rows]

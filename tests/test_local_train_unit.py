@@ -15,9 +15,9 @@ from train_fixtures import TOY_PROMPTS, make_model, make_tokenizer, share_of_a  
 from vlab.core.result import PrerequisiteError, UsageError  # noqa: E402
 from vlab.train.config import LossConfig, SamplingConfig, load_config, parse_override  # noqa: E402
 from vlab.train.loss import group_advantages, policy_loss, token_logprobs, zero_advantage_groups  # noqa: E402
-from vlab.train.rollout import FunctionSource, Rollout, Turn, render_chat  # noqa: E402
+from vlab.train.rollout import FunctionSource, Rollout, Turn, collate, render_chat  # noqa: E402
 from vlab.train.sampler import HFSampler  # noqa: E402
-from vlab.train.trainer import Trainer, collate, example_ids_for_step  # noqa: E402
+from vlab.train.trainer import Trainer, example_ids_for_step  # noqa: E402
 
 # the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
 pytestmark = pytest.mark.once

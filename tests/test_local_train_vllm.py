@@ -25,8 +25,7 @@ from train_fixtures import TOY_PROMPTS, save_tiny_model  # noqa: E402
 
 from vlab.train.config import SamplerConfig, SamplingConfig  # noqa: E402
 from vlab.train.loss import token_logprobs  # noqa: E402
-from vlab.train.rollout import Sequence, render_chat  # noqa: E402
-from vlab.train.trainer import collate  # noqa: E402
+from vlab.train.rollout import Sequence, collate, render_chat  # noqa: E402
 
 
 def _trainer_logprobs(model, tok, samples, temperature):

@@ -19,9 +19,9 @@ from train_fixtures import TOY_PROMPTS, make_model, make_tokenizer, save_tiny_mo
 from vlab.train import memory  # noqa: E402
 from vlab.train.config import SamplingConfig, load_config  # noqa: E402
 from vlab.train.loss import token_logprobs, token_logprobs_from_hidden  # noqa: E402
-from vlab.train.rollout import FunctionSource, Sequence, render_chat  # noqa: E402
+from vlab.train.rollout import FunctionSource, Sequence, collate, micro_batches, render_chat  # noqa: E402
 from vlab.train.sampler import HFSampler  # noqa: E402
-from vlab.train.trainer import Trainer, collate, micro_batches  # noqa: E402
+from vlab.train.trainer import Trainer  # noqa: E402
 
 # the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
 pytestmark = pytest.mark.once

@@ -18,7 +18,7 @@ in-process client of `vlab.env`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -193,6 +193,18 @@ def collate(seqs: list[Sequence], advs: list[float], pad_id: int, device) -> Bat
         slp[:, 1:].to(device),
         torch.tensor(advs, dtype=torch.float32, device=device),
     )
+
+
+def training_batches(
+    seqs: list[Sequence], advs: list[float], packed: bool, max_tokens: int, max_seqs: int, pad_id: int, device
+) -> tuple[int, Iterator[Batch]]:
+    """(how many, the micro-batches) of one update, packed or padded, each collated as it is consumed."""
+    lengths = [len(s.input_ids) for s in seqs]
+    if packed:
+        groups = packed_micro_batches(lengths, max_tokens, max_seqs)
+        return len(groups), (collate_packed(seqs, advs, rows, pad_id, device) for rows in groups)
+    groups = micro_batches(lengths, max_tokens, max_seqs)
+    return len(groups), (collate([seqs[i] for i in idx], [advs[i] for i in idx], pad_id, device) for idx in groups)
 
 
 def render_chat(tokenizer, messages, tools=None) -> list[int]:
