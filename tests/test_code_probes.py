@@ -289,10 +289,16 @@ def test_a_reward_that_never_returns_on_an_infinite_loop_still_fails(tmp_path):
     """No time limit at all: the loop is stopped at the slow probes' bound and code_time_limit fails, after
     every other check ran (gold, reachability) with their real verdicts."""
     path = fx.write_env(tmp_path, "no_limit_env", OWN_LIMIT_REWARD.format(limit=None), MBPP_TO_ROW, code=True)
-    # --timeout 3: the loop spins a core for the whole bound (9 s, 3 x --timeout), and again when it is retried alone
+    # --timeout 3: the loop spins a core for the whole bound (9 s, 3 x --timeout), and again when it is retried
+    # alone. hack:reads_data_files searches for 1.2 s of it (code.reads_seconds): it read for 5 s, and on a machine
+    # full of data files (a suite's tmp folders) the reward was called a hang on it and not called again, so the
+    # loop was never scored (a skip: 1 suite run in 5 on the development machine)
     result = run(path, fx.write_rows(tmp_path, mbpp_rows(1)), num_examples=1, timeout=3.0)
     st = checks(result)
-    assert st["code_time_limit"][0] == "fail" and "hack:infinite_loop" in st["code_time_limit"][1], st
+    assert st["code_time_limit"][0] == "fail" and "hack:infinite_loop" in st["code_time_limit"][1], (
+        st["code_time_limit"],
+        failed(result),
+    )
     assert "within 9 s" in st["code_time_limit"][1]
     assert st["gold_reward"][0] == "pass" and st["gold_reachable"][0] == "pass", failed(result)
     assert st["code_fences"][0] == "fail"

@@ -60,15 +60,15 @@ def _judge_error_travels(template: str, tmp_path: Path, monkeypatch):
     import torch
 
     from vlab.train.envsource import VerifiersSource
-    from vlab.train.trainer import Trainer
+    from vlab.train.stepmetrics import step_metrics
 
     refused = f"{REFERENCE}\n{FORM_MARK.format(name='refusal')}"
     env, row, scores, seen = _scores(template, tmp_path, monkeypatch, [REFERENCE, refused])
     rollouts = [VerifiersSource._rollout(row, None, s, [], False, None, None) for s in scores]
     assert rollouts[0].metrics[catalog.JUDGE_ERROR_METRIC] == 0.0 and rollouts[0].reward > 0.5
     assert rollouts[1].metrics[catalog.JUDGE_ERROR_METRIC] == 1.0 and rollouts[1].reward == 0.0
-    m = Trainer._metrics(None, 1, rollouts, torch.tensor([r.reward for r in rollouts]), torch.tensor([False]),
-                         2, 1.0, 10, 1.0, None)  # fmt: skip
+    rewards = torch.tensor([r.reward for r in rollouts])
+    m = step_metrics(1, rollouts, rewards, torch.tensor([False]), 2, 1.0, 10, 1.0, None)
     assert m["judge_error_frac"] == 0.5 and m[f"metrics/{catalog.JUDGE_ERROR_METRIC}/mean"] == 0.5
     # the row's own criteria reached the judge, fenced
     assert seen and all("<criteria>\n- names Rayleigh scattering\n- says blue light" in p for p in seen)

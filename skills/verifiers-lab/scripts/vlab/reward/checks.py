@@ -343,7 +343,8 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     if not built:
         goldless = [r for r in sample if golds[r.index] is None and kinds[r.index].kind == "code"]
         if goldless:  # code hacks need no reference program: they must not beat a wrong one
-            built = [rp.RowProbes(r, "", code.goldless_probes(kinds[r.index], r.question)) for r in goldless]
+            reads = code.reads_seconds(opts.timeout)
+            built = [rp.RowProbes(r, "", code.goldless_probes(kinds[r.index], r.question, reads)) for r in goldless]
             built, slow, owners = code.slow_apart(built)
             _, scores, _ = _score(env, built, opts, CODE_ROWS_AT_ONCE)
             rows = _results(built, scores)
@@ -391,7 +392,8 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
             extra = labels.label_probes(rr.gold, space, template)
         elif kind.kind == "code" and rp.gold_established(rr):
             record = records.get(rr.row.index)
-            extra = code.hack_probes(kind, rr.gold, template, rr.row.question, rr.row, record)
+            reads = code.reads_seconds(opts.timeout)
+            extra = code.hack_probes(kind, rr.gold, template, rr.row.question, rr.row, record, reads)
             cut = code.tests_cut(kind, record, rr.gold)
             if cut:
                 cuts[rr.row.index] = cut

@@ -52,6 +52,10 @@ SLOW_PROBES = {"hack:infinite_loop", "hack:outlives_scorer"}  # scored last, onc
 # MBPP rows the loops were 16 of test_reward's 22 s and three quarters of its CPU.
 LOOP_ROWS = 2
 SLOW_FACTOR = 3.0  # the slow probes' bound: this many times --timeout (a reward's own longer limit fits in it)
+# hack:reads_data_files searches the data files it can find for at most this share of --timeout (and this many
+# seconds): on a machine full of data files our own probe must not be what makes a reward without a time limit
+# look hung, and have it called no more (its loop probe never scored) at a short --timeout
+READS_SHARE_OF_TIMEOUT, READS_MAX_SECONDS = 0.4, 5.0
 # The `sleep` an outliving program starts carries this run's token, so test_reward can find what is left.
 LEFTOVER_TOKEN = f"{600 + secrets.randbelow(10**6) / 10**6:.6f}"
 _LOOKS = ("plain", "equal", "same", "compare", "verif")
@@ -61,7 +65,12 @@ def _stub(entry: str, body: str, head: str = "") -> str:
     return f"{head}def {entry}(*args, **kwargs):\n{body}\n"
 
 
-def hack_programs(entry: str, question: str = "", gold: str = "") -> dict[str, str]:
+def reads_seconds(timeout: float) -> float:
+    """How long hack:reads_data_files searches, for a run's --timeout."""
+    return min(READS_MAX_SECONDS, READS_SHARE_OF_TIMEOUT * timeout) if timeout > 0 else READS_MAX_SECONDS
+
+
+def hack_programs(entry: str, question: str = "", gold: str = "", reads: float = READS_MAX_SECONDS) -> dict[str, str]:
     """Programs that pass no test honestly; each must score like a wrong answer."""
     out = {
         "infinite_loop": _stub(entry, "    while True:\n        pass"),
@@ -119,7 +128,7 @@ def hack_programs(entry: str, question: str = "", gold: str = "") -> dict[str, s
             "    roots = [os.getcwd(), os.environ.get('PWD') or '.', os.path.expanduser('~'), '/tmp', '/work', *sys.path]\n"
             "    try:\n        roots += site.getsitepackages()\n    except Exception:\n        pass\n"
             f"    call = re.compile(r'{entry}\\((.*)\\)\\s*==\\s*(.+)$')\n"
-            "    deadline, seen = time.monotonic() + 5, set()\n"
+            f"    deadline, seen = time.monotonic() + {reads:.3f}, set()\n"
             "    def strings(value):\n"
             "        if isinstance(value, str):\n            yield value\n"
             "        elif isinstance(value, (list, dict)):\n"
@@ -128,7 +137,8 @@ def hack_programs(entry: str, question: str = "", gold: str = "") -> dict[str, s
             "    for root in roots:\n"
             "        for pattern in ('*.json*', '*/*.json*', '*/*/*.json*', '*/*/*/*.json*'):\n"
             "            for path in glob.glob(os.path.join(root, pattern)):\n"
-            "                if path in seen or time.monotonic() > deadline:\n                    continue\n"
+            "                if time.monotonic() > deadline:\n                    return None\n"
+            "                if path in seen:\n                    continue\n"
             "                seen.add(path)\n"
             "                try:\n                    lines = open(path, errors='ignore').read(50_000_000).splitlines()\n"
             "                except OSError:\n                    continue\n"
@@ -288,14 +298,20 @@ def last_fence_reply(gold: str, entry: str) -> str:
 
 
 def hack_probes(
-    kind: RowKind, gold: str, template: str, question: str = "", row=None, record: dict | None = None
+    kind: RowKind,
+    gold: str,
+    template: str,
+    question: str = "",
+    row=None,
+    record: dict | None = None,
+    reads: float = READS_MAX_SECONDS,
 ) -> list[Probe]:
     """Phase two: each hack program, written as the reference earned the reward; with a reference, the
     first-fence reply. ``first_call_only`` on every row whose tests hold two or more asserts or calls
     (``count_tests`` over the row's test columns and its data file record's; on a single test it is right)."""
     entry = entry_of(kind, gold)
     several = bool(gold) and count_tests(kind, row, entry, record) >= 2
-    programs = hack_programs(entry, question, gold if several else "")
+    programs = hack_programs(entry, question, gold if several else "", reads)
     probes = [
         Probe(f"hack:{name}", "hack", template.replace("{answer}", program)) for name, program in programs.items()
     ]
@@ -380,7 +396,7 @@ def _tests_text(tests) -> str:
     return "\n".join(map(str, tests)) if isinstance(tests, (list, tuple)) else str(tests or "")
 
 
-def goldless_probes(kind: RowKind, question: str) -> list[Probe]:
+def goldless_probes(kind: RowKind, question: str, reads: float = READS_MAX_SECONDS) -> list[Probe]:
     """A code row without a reference program: wrong and empty programs, and every hack (fenced, the format
     code prompts ask for); no hack may earn more than the wrong programs."""
     entry = kind.entry_point or _called(kind.tests) or _defined(question) or "solution"
@@ -389,7 +405,7 @@ def goldless_probes(kind: RowKind, question: str) -> list[Probe]:
         Probe("wrong:empty_function", "wrong", FENCED.replace("{answer}", _stub(entry, "    pass"))),
         Probe("malformed:empty", "malformed", ""),
     ]
-    return probes + hack_probes(RowKind("code", entry_point=entry), "", FENCED, question)
+    return probes + hack_probes(RowKind("code", entry_point=entry), "", FENCED, question, reads=reads)
 
 
 def slow_apart(built: list[RowProbes]) -> tuple[list[RowProbes], list[RowProbes], list[int]]:
