@@ -309,6 +309,7 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     hints = env.format_hints()
     golds = {r.index: rp.gold_value(r.answer, r.question) for r in scope}
     kinds = {r.index: row_kind(r, golds[r.index]) for r in scope}
+    reads = code.reads_seconds(opts.timeout)  # how long hack:reads_data_files searches
     if environment_kind(list(kinds.values())) == "choice":
         kinds = {r.index: row_kind(r, golds[r.index], expect="choice") for r in scope}
     space = labels.label_space(scope, golds, kinds)  # the data's kind: a digit label is a label, not a number
@@ -343,7 +344,6 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     if not built:
         goldless = [r for r in sample if golds[r.index] is None and kinds[r.index].kind == "code"]
         if goldless:  # code hacks need no reference program: they must not beat a wrong one
-            reads = code.reads_seconds(opts.timeout)
             built = [rp.RowProbes(r, "", code.goldless_probes(kinds[r.index], r.question, reads)) for r in goldless]
             built, slow, owners = code.slow_apart(built)
             _, scores, _ = _score(env, built, opts, CODE_ROWS_AT_ONCE)
@@ -392,7 +392,6 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
             extra = labels.label_probes(rr.gold, space, template)
         elif kind.kind == "code" and rp.gold_established(rr):
             record = records.get(rr.row.index)
-            reads = code.reads_seconds(opts.timeout)
             extra = code.hack_probes(kind, rr.gold, template, rr.row.question, rr.row, record, reads)
             cut = code.tests_cut(kind, record, rr.gold)
             if cut:

@@ -93,14 +93,9 @@ def supported(model) -> bool:
     """Whether this loop can drive the model: a (decoder, lm_head) pair, an attention
     implementation that takes a prepared 4D mask (sdpa or eager), no sliding window, and
     a short decode that matches the model's own forward (checked once per model)."""
-    cached = getattr(model, "_vlab_decode_ok", None)
-    if cached is None:
-        cached = _shape_ok(model) and _self_check(model)
-        try:
-            object.__setattr__(model, "_vlab_decode_ok", cached)
-        except (AttributeError, TypeError):
-            pass
-    return cached
+    from vlab.train.model import once_per_model
+
+    return once_per_model(model, "_vlab_decode_ok", lambda: _shape_ok(model) and _self_check(model))
 
 
 def _shape_ok(model) -> bool:
@@ -122,40 +117,36 @@ def _shape_ok(model) -> bool:
 def _self_check(model) -> bool:
     """Decode two short prompts greedily and compare each step's logprob with the model's
     own forward over the finished sequence (the trainer's view)."""
-    from vlab.train.model import lm_parts
+    from vlab.train.model import eval_mode, lm_parts
 
     decoder, head = lm_parts(model)
     device = head.weight.device
     vocab = head.weight.shape[0]
     prompts = [[(7 * i + 3) % vocab for i in range(5)], [(11 * i + 5) % vocab for i in range(3)]]
     config = getattr(model, "config", None)
-    was_training = model.training
-    model.eval()
-    try:
-        tokens, logps = decode(
-            decoder,
-            head,
-            prompts,
-            pad_id=0,
-            eos_ids=[],
-            max_new_tokens=3,
-            greedy=True,
-            eager_attention=getattr(config, "_attn_implementation", "sdpa") == "eager",
-            mask_dtype=head.weight.dtype,
-        )
-        for row, prompt in enumerate(prompts):
-            ids = torch.tensor([prompt + tokens[row].tolist()], device=device)
-            logits = model(input_ids=ids, use_cache=False).logits[0, len(prompt) - 1 : -1].float()
-            ref = torch.log_softmax(logits, dim=-1).gather(-1, ids[0, len(prompt) :, None].to(device)).squeeze(-1)
-            tol = 1e-3 if head.weight.dtype == torch.float32 else 5e-2
-            if not torch.allclose(ref.cpu(), logps[row], atol=tol):
-                return False
-        return True
-    except Exception:  # noqa: BLE001 - an architecture this loop cannot drive: use generate
-        return False
-    finally:
-        if was_training:
-            model.train()
+    with eval_mode(model):
+        try:
+            tokens, logps = decode(
+                decoder,
+                head,
+                prompts,
+                pad_id=0,
+                eos_ids=[],
+                max_new_tokens=3,
+                greedy=True,
+                eager_attention=getattr(config, "_attn_implementation", "sdpa") == "eager",
+                mask_dtype=head.weight.dtype,
+            )
+            for row, prompt in enumerate(prompts):
+                ids = torch.tensor([prompt + tokens[row].tolist()], device=device)
+                logits = model(input_ids=ids, use_cache=False).logits[0, len(prompt) - 1 : -1].float()
+                ref = torch.log_softmax(logits, dim=-1).gather(-1, ids[0, len(prompt) :, None].to(device)).squeeze(-1)
+                tol = 1e-3 if head.weight.dtype == torch.float32 else 5e-2
+                if not torch.allclose(ref.cpu(), logps[row], atol=tol):
+                    return False
+            return True
+        except Exception:  # noqa: BLE001 - an architecture this loop cannot drive: use generate
+            return False
 
 
 def _as_mask(allowed: torch.Tensor, eager: bool, dtype: torch.dtype) -> torch.Tensor:

@@ -197,23 +197,47 @@ def model_config(name: str, trust_remote_code: bool = False):
 _LOGIT_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling", "output_multiplier_scale")
 
 
+_UNCHECKED = object()
+
+
+def once_per_model(model, attr: str, check):
+    """`check()`, answered once per model and kept on it as `attr` (None and False are answers too);
+    a model that takes no attribute is checked on every call."""
+    cached = getattr(model, attr, _UNCHECKED)
+    if cached is not _UNCHECKED:
+        return cached
+    answer = check()
+    try:
+        object.__setattr__(model, attr, answer)
+    except (AttributeError, TypeError):
+        pass
+    return answer
+
+
+@contextlib.contextmanager
+def eval_mode(model):
+    """The model in eval mode for the block (no dropout), back in training mode after if it was."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        if was_training:
+            model.train()
+
+
 def lm_parts(model):
     """(decoder, lm_head) of a causal LM whose logits are exactly lm_head(decoder(...)), else None.
 
     The loss and the sampler use them to compute logits a chunk of tokens at a time. Checked
     once per model against the model's own forward on a short input.
     """
-    cached = getattr(model, "_vlab_lm_parts", False)
-    if cached is not False:
-        return cached
-    parts = _find_lm_parts(model)
-    if parts is not None and not _same_logits(model, parts):
-        parts = None
-    try:
-        object.__setattr__(model, "_vlab_lm_parts", parts)
-    except (AttributeError, TypeError):
-        pass
-    return parts
+
+    def check():
+        parts = _find_lm_parts(model)
+        return parts if parts is not None and _same_logits(model, parts) else None
+
+    return once_per_model(model, "_vlab_lm_parts", check)
 
 
 def _find_lm_parts(model):
@@ -240,16 +264,12 @@ def _same_logits(model, parts) -> bool:
     device = next(model.parameters()).device
     vocab = head.weight.shape[0]
     ids = (torch.arange(6, device=device).unsqueeze(0) * 7919 + 11) % vocab
-    was_training = model.training
-    model.eval()
-    try:
-        full = model(input_ids=ids, use_cache=False).logits.float()
-        mine = head(decoder(input_ids=ids, use_cache=False).last_hidden_state).float()
-    except Exception:  # noqa: BLE001 - any surprise means the plain path
-        return False
-    finally:
-        if was_training:
-            model.train()
+    with eval_mode(model):
+        try:
+            full = model(input_ids=ids, use_cache=False).logits.float()
+            mine = head(decoder(input_ids=ids, use_cache=False).last_hidden_state).float()
+        except Exception:  # noqa: BLE001 - any surprise means the plain path
+            return False
     return full.shape == mine.shape and torch.allclose(full, mine, rtol=1e-3, atol=1e-3)
 
 
@@ -259,15 +279,9 @@ def packs_sequences(model, autocast=None) -> bool:
     attention does (it reads the restarts as a block-diagonal mask, or as flash attention's
     varlen boundaries); older versions under sdpa or eager, and remote code, may attend across
     them, which would train on wrong logprobs. Checked once per model, on evidence."""
-    cached = getattr(model, "_vlab_packs", None)
-    if cached is not None:
-        return cached
-    packs = _packed_rows_kept_apart(model, autocast or contextlib.nullcontext)
-    try:
-        object.__setattr__(model, "_vlab_packs", packs)
-    except (AttributeError, TypeError):
-        pass
-    return packs
+    return once_per_model(
+        model, "_vlab_packs", lambda: _packed_rows_kept_apart(model, autocast or contextlib.nullcontext)
+    )
 
 
 @torch.no_grad()
@@ -284,25 +298,21 @@ def _packed_rows_kept_apart(model, autocast) -> bool:
         return False
     ids = (torch.arange(3 * n, device=device) * 7919 + 11) % vocab
     first, other, probe, pos = ids[:n], ids[n : 2 * n], ids[2 * n :], torch.arange(n, device=device)
-    was_training = model.training
-    model.eval()
-    try:
-        with autocast():
 
-            def logprobs(before=None, packed=False):
-                row = probe if before is None else torch.cat([before, probe])
-                kw = {"position_ids": torch.cat([pos, pos])[None]} if packed else {}
-                return model(input_ids=row[None], use_cache=False, **kw).logits[0, -n:].float().log_softmax(-1)
+    def logprobs(before=None, packed=False):
+        row = probe if before is None else torch.cat([before, probe])
+        kw = {"position_ids": torch.cat([pos, pos])[None]} if packed else {}
+        return model(input_ids=row[None], use_cache=False, **kw).logits[0, -n:].float().log_softmax(-1)
 
-            context = (logprobs(first) - logprobs(other)).abs().max()
-            packed = logprobs(first, packed=True)
-            leak = (packed - logprobs(other, packed=True)).abs().max()
-            moved = (packed - logprobs()).abs().max()
-    except Exception:  # noqa: BLE001 - any surprise means padded micro-batches
-        return False
-    finally:
-        if was_training:
-            model.train()
+    with eval_mode(model):
+        try:
+            with autocast():
+                context = (logprobs(first) - logprobs(other)).abs().max()
+                packed = logprobs(first, packed=True)
+                leak = (packed - logprobs(other, packed=True)).abs().max()
+                moved = (packed - logprobs()).abs().max()
+        except Exception:  # noqa: BLE001 - any surprise means padded micro-batches
+            return False
     return bool(context > 1e-3 and leak <= context / 10 and moved <= context / 10)
 
 

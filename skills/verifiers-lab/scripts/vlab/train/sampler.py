@@ -24,6 +24,7 @@ import torch
 
 from vlab.core.result import PrerequisiteError
 from vlab.train.config import SamplerConfig, SamplingConfig
+from vlab.train.model import eval_mode
 
 
 @dataclass
@@ -107,9 +108,7 @@ class HFSampler:
             torch.manual_seed(seed)
         chunk = self.max_batch or len(prompts)
         out: list[Sample] = []
-        was_training = self.model.training
-        self.model.eval()
-        try:
+        with eval_mode(self.model):
             for i in range(0, len(prompts), chunk):
                 batch = prompts[i : i + chunk]
                 with self.autocast() if self.autocast else contextlib.nullcontext():
@@ -118,9 +117,6 @@ class HFSampler:
                     else:
                         tokens, logps = self._hf_generate(batch, sampling, greedy)
                 out.extend(self._samples(batch, tokens, logps))
-        finally:
-            if was_training:
-                self.model.train()
         return out
 
     def _decode(self, prompts, sampling: SamplingConfig, greedy: bool, seeds: list[int] | None = None):
