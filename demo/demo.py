@@ -33,12 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import report  # noqa: E402  (demo/report.py)
 import toy  # noqa: E402  (demo/toy.py)
 
-# full: `make demo`; small: the test's size (a shorter migration proof); the data and the training are the same,
-# since the test asserts what the run learns.
-SIZES = {
-    "full": {"rows": 120, "base_steps": 120, "eval_n": 20, "train_steps": 25, "migrate_rows": 6, "arith_rows": 40},
-    "small": {"rows": 120, "base_steps": 120, "eval_n": 20, "train_steps": 25, "migrate_rows": 3, "arith_rows": 12},
-}
+# The road's one size: `make demo` and tests/test_demo.py walk exactly the same steps on the same data, so the
+# suite fails where `make demo` would.
+SIZE = {"rows": 120, "base_steps": 120, "eval_n": 20, "train_steps": 25, "migrate_rows": 6, "arith_rows": 40}
 ENV_ARGS = json.dumps({"dataset_path": "data/train.jsonl"})
 
 
@@ -61,10 +58,9 @@ class Step:
 
 
 class Demo:
-    def __init__(self, out: Path, size: str, classic_python: str, quiet: bool = False):
+    def __init__(self, out: Path, classic_python: str, quiet: bool = False):
         self.out = out.resolve()
         self.project = self.out / "project"
-        self.size = SIZES[size]
         self.classic_python = classic_python
         self.quiet = quiet
         self.steps: list[Step] = []
@@ -132,7 +128,7 @@ class Demo:
 
     def road(self) -> list[tuple]:
         """SKILL.md's v1 road: (name, title, body) a step; every step runs from the project folder."""
-        s = self.size
+        s = SIZE
         p = self.project
         (p / "data").mkdir(parents=True, exist_ok=True)
         steps = [
@@ -298,11 +294,10 @@ def _quote(arg: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=REPO / ".demo-out", help="output folder (replaced)")
-    ap.add_argument("--size", choices=sorted(SIZES), default="full")
     ap.add_argument("--classic-python", default=str(REPO / ".venv" / "vf031" / "bin" / "python"))
     args = ap.parse_args(argv)
     shutil.rmtree(args.out, ignore_errors=True)
-    demo = Demo(args.out, args.size, os.path.abspath(args.classic_python))  # abspath: keep the venv link
+    demo = Demo(args.out, os.path.abspath(args.classic_python))  # abspath: keep the venv link
     t0 = time.perf_counter()
     failed = None
     try:

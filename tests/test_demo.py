@@ -1,4 +1,4 @@
-"""`make demo` at the test's size: every step of SKILL.md's v1 road passes, the toy run learns, and the
+"""`make demo` as it runs (the same steps, size and data: demo.SIZE): every step of SKILL.md's v1 road passes, the toy run learns, and the
 page is one self-contained file (demo/demo.py, demo/toy.py, demo/report.py).
 
 One demo a module, its road walked a few steps a test (each test under a minute on a loaded machine, in
@@ -48,7 +48,7 @@ def road(tmp_path_factory):
         pytest.skip("the demo runs in the verifiers 0.4 venv, as make demo does")
     if not CLASSIC_PYTHON.is_file():
         pytest.skip("migrate_env's classic side needs the 0.3.1 venv (.venv/vf031)")
-    demo = demo_mod.Demo(tmp_path_factory.mktemp("demo") / "out", "small", str(CLASSIC_PYTHON), quiet=True)
+    demo = demo_mod.Demo(tmp_path_factory.mktemp("demo") / "out", str(CLASSIC_PYTHON), quiet=True)
 
     def through(name: str) -> demo_mod.Demo:
         failed = [st for st in demo.steps if not st.ok]
@@ -140,7 +140,8 @@ def test_check_reward_distribution_reads_the_trained_model_s_eval_as_skill(road)
 @pytest.mark.slow
 def test_the_run_is_diagnosed_healthy_and_the_migration_proven(road):
     demo = road("migrate_env")
-    assert not [c for c in step(demo, "diagnose_run").result["checks"] if c["status"] == "fail"]
+    diagnosed = step(demo, "diagnose_run").result
+    assert diagnosed["exit_code"] == 0 and not [c for c in diagnosed["checks"] if c["status"] == "fail"], diagnosed
     assert "score the same" in step(demo, "migrate_env").verdict
 
 
@@ -180,7 +181,7 @@ def test_the_command_line_prints_the_page_and_names_each_step(tmp_path, monkeypa
 
     monkeypatch.setattr(demo_mod.Demo, "road", two_steps)
     out = tmp_path / "o"
-    assert demo_mod.main(["--out", str(out), "--size", "small"]) == 0
+    assert demo_mod.main(["--out", str(out)]) == 0
     captured = capsys.readouterr()
     page = out / "report.html"
     assert captured.out.strip() == f"report: {page.resolve()}"
@@ -191,7 +192,7 @@ def test_the_command_line_prints_the_page_and_names_each_step(tmp_path, monkeypa
 def test_a_failing_step_is_named_and_the_demo_exits_1(tmp_path):
     """A broken classic python makes migrate_env fail: that is said, the page shows it, exit 1."""
     out = tmp_path / "o"
-    d = demo_mod.Demo(out, "small", str(tmp_path / "no-such-python"), quiet=True)
+    d = demo_mod.Demo(out, str(tmp_path / "no-such-python"), quiet=True)
     d.project.mkdir(parents=True)
     step = demo_mod.Step("preflight", "preflight")
     d.steps.append(step)

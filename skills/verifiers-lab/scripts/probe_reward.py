@@ -223,8 +223,8 @@ def build_parser():
 
 # vlab.reward.checks is imported when used, so that --help stays fast.
 def request(args):
-    from vlab.reward.checks import TestRewardRequest
-    from vlab.reward.judge import JudgeSettings
+    from vlab.reward.request import JudgeSettings
+    from vlab.reward.request import TestRewardRequest
 
     return TestRewardRequest(
         judge=JudgeSettings(

@@ -10,8 +10,6 @@ never a secret.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import sys
 import traceback
@@ -22,8 +20,8 @@ from vlab.core import invocation
 from vlab.core.console import Renderer, log, render_human
 from vlab.core.files import WRITE_ERRNOS, write_fault
 from vlab.core.guard import missing_dependency
+from vlab.core.output import json_safe, to_json  # noqa: F401  (to_json: the scripts' and tests' import)
 from vlab.core.result import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_TERMINATED, Result, Terminated, ToolError, UsageError
-from vlab.core.secrets import redact, scrub
 
 EXIT_CODES_HELP = """\
 exit codes:
@@ -95,36 +93,6 @@ def make_parser(prog: str, description: str, epilog: str = "") -> ArgumentParser
     parser.add_argument("--strict", action="store_true", help="treat warnings as failures (exit 1)")
     parser.add_argument("--debug", action="store_true", help="print tracebacks of internal errors on stderr")
     return parser
-
-
-# -- output -------------------------------------------------------------------
-
-
-def json_safe(obj: Any) -> Any:
-    """Make an object strictly JSON-serialisable: NaN/inf become None, tuples lists."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set)):
-        return [json_safe(v) for v in obj]
-    if obj is None or isinstance(obj, (str, int, bool)):
-        return obj
-    try:  # numpy scalars and the like
-        return json_safe(obj.item())
-    except Exception:
-        return str(obj)
-
-
-def _utf8(stream: Any) -> bool:
-    return (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "") == "utf8"
-
-
-def to_json(result: Result, strict: bool = False) -> str:
-    """The result as one line of JSON; pure ASCII (\\u escapes) when stdout cannot encode UTF-8
-    (LANG=C without Python's UTF-8 mode), so the object is the same whatever the locale."""
-    obj = json_safe(scrub(result.to_dict(strict)))
-    return redact(json.dumps(obj, ensure_ascii=not _utf8(sys.stdout), allow_nan=False))
 
 
 # -- the runner ---------------------------------------------------------------

@@ -34,8 +34,8 @@ def _report(err: ModuleNotFoundError) -> int:
     result.error = missing_dependency(err)
     argv = sys.argv[1:]
     try:  # the normal renderers, when what they need is importable
-        from vlab.core.cli import to_json
         from vlab.core.console import render_human
+        from vlab.core.output import to_json
 
         if "--json" in argv:
             sys.stdout.write(to_json(result, "--strict" in argv) + "\n")
@@ -61,7 +61,7 @@ def _interrupted(terminated: bool = False) -> int:
         result.interrupted = True
         result.terminated = terminated
         try:
-            from vlab.core.cli import to_json
+            from vlab.core.output import to_json
 
             sys.stdout.write(to_json(result) + "\n")
         except BaseException:  # noqa: BLE001 - the JSON must come out whatever else is half-imported

@@ -325,16 +325,24 @@ def check_entropy(ctx: Context, reward_tr: Trend | None) -> list[Finding]:
     drops = (ee[:-1] - ee[1:]) / np.where(ee[:-1] > 0, ee[:-1], np.nan)
     sudden = np.flatnonzero(drops >= T["entropy_sudden"])
     ratio = last.mean / first.mean
-    # did the reward rise after the entropy fell? (learning sharpens the policy; collapse does not pay)
+    # Did the fall pay? Learning sharpens the policy: the reward rises as the entropy falls, then holds its gain
+    # (a converged run's reward is flat after the drop, at its new level); a collapse does not pay.
     since = int(s.steps[ok[sudden[0] + 1]]) if sudden.size else last.steps[0]
     after = trend(s.steps[s.steps >= since], s.col("reward_mean")[s.steps >= since])
-    rewarded = (after is not None and after.rising) or (reward_tr is not None and reward_tr.rising and not sudden.size)
+    held = _held_gain(ctx, since, after)
+    rewarded = (
+        (after is not None and after.rising)
+        or (reward_tr is not None and reward_tr.rising and not sudden.size)
+        or held is not None
+    )
     at_top = ctx.frac(float(np.nanmean(s.col("reward_mean")[-3:]))) > T["converged"] if len(s) else False
     ev = {"first_window": first.to_dict(), "last_window": last.to_dict(), "ratio": round(ratio, 3)}
     if sudden.size:
         ev["sudden_drops"] = [
             {"step": int(s.steps[ok[i + 1]]), "from": rnd(ee[i]), "to": rnd(ee[i + 1])} for i in sudden[:5]
         ]
+    if held is not None:
+        ev["reward_held"] = held
     if (ratio < T["entropy_collapse"] or sudden.size) and not rewarded and not at_top:
         where = f"; fell {100 * drops[sudden[0]]:.0f}% in one step at step {since}" if sudden.size else ""
         return [
@@ -361,6 +369,23 @@ def check_entropy(ctx: Context, reward_tr: Trend | None) -> list[Finding]:
             )
         ]
     return []
+
+
+def _held_gain(ctx: Context, since: int, after: Trend | None) -> dict | None:
+    """The reward's gain that the steps from ``since`` on kept: their mean above the first window's by at least
+    ``min_rise`` of the range and by more than their 95% intervals, and not falling (a converged run's entropy
+    falls as its reward rises to a level it then holds). None: no gain held."""
+    s = ctx.s
+    reward = s.col("reward_mean")
+    first = window(s.steps, reward, "first")
+    kept = window(s.steps[s.steps >= since], reward[s.steps >= since], "first", size=int((s.steps >= since).sum()))
+    if first is None or kept is None or kept.points < 3 or (after is not None and after.falling):
+        return None
+    spread = T["z"] * math.hypot(np.nan_to_num(first.se), np.nan_to_num(kept.se))
+    gain = kept.mean - first.mean
+    if ctx.frac(ctx.lo + gain) < T["min_rise"] or gain <= spread:
+        return None
+    return {"from_step": since, "before": rnd(first.mean), "after": rnd(kept.mean), "gain": rnd(gain)}
 
 
 def check_grad_spikes(ctx: Context) -> list[Finding]:

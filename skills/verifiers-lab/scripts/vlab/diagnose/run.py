@@ -4,9 +4,7 @@ optionally write the changed config, draw the run, or watch it until a stop cond
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from vlab.core.console import log
 from vlab.core.files import ensure_writable, write_atomic
@@ -14,65 +12,10 @@ from vlab.core.invocation import command
 from vlab.core.result import EXIT_PREREQ, Result, UsageError
 from vlab.diagnose import deltas as dl
 from vlab.diagnose import stops as st
+from vlab.diagnose.analysis import Diagnosis, analyse, read_series
 from vlab.diagnose.request import DiagnoseRequest
-from vlab.diagnose.series import Series
-from vlab.diagnose.signatures import Context, Finding, detect
-from vlab.diagnose.sources import Located, locate, read_located
+from vlab.diagnose.sources import Located, locate
 from vlab.diagnose.thresholds import T
-
-
-@dataclass
-class Diagnosis:
-    series: Series
-    findings: list[Finding]
-    ctx: Context
-    deltas: list[dl.Delta] = field(default_factory=list)
-    stops: list[st.Stop] = field(default_factory=list)
-    fired: list[dict[str, Any]] = field(default_factory=list)
-    flavour: str = "prime-rl"
-    config: dict | None = None
-    config_text: str | None = None
-
-
-def read_series(found: Located, request: DiagnoseRequest) -> Series:
-    if found.kind == "hosted":
-        from vlab.diagnose.hosted import read_hosted
-
-        return read_hosted(found.run_id or request.run, timeout=request.timeout)
-    return read_located(found)
-
-
-def _max_steps(request: DiagnoseRequest, s: Series, cfg: dict | None, flavour: str) -> int | None:
-    if request.max_steps:
-        return request.max_steps
-    if isinstance(s.info.get("max_steps"), int):
-        return s.info["max_steps"]
-    value, src = dl.current_value(cfg, flavour, "max_steps") if cfg else (None, "")
-    if isinstance(value, int) and src == "config":
-        return value
-    # a finished run of unknown plan: the next run of the same length; a watched one: unknown
-    return None if request.watch else s.last_step()
-
-
-def analyse(s: Series, request: DiagnoseRequest, stops: list[st.Stop] | None = None) -> Diagnosis:
-    findings, ctx = detect(s, request.reward_range)
-    text = cfg = None
-    cfg_from = "config"
-    if request.config:
-        text, cfg, flavour = dl.read_config(request.config)
-        cfg_from = "config"
-    elif isinstance(s.info.get("config"), dict):
-        cfg, flavour = s.info["config"], s.info.get("config_flavour", "prime-rl")
-        cfg_from = "run config"
-    else:
-        flavour = "local" if s.keys.get("reward_mean") == "reward_mean" else "prime-rl"
-    for knob, value in dl.logged_values(s).items():
-        s.info.setdefault(knob, value)
-    d = Diagnosis(s, findings, ctx, flavour=flavour, config=cfg, config_text=text)
-    d.deltas = dl.propose(findings, flavour, cfg, dl.logged_values(s), cfg_from)
-    d.stops = stops if stops is not None else st.build(s, ctx.lo, ctx.hi, _max_steps(request, s, cfg, flavour))
-    d.fired = st.evaluate(d.stops, s)
-    return d
 
 
 def load_stops(path: str) -> list[st.Stop]:

@@ -15,6 +15,7 @@ from typing import Any
 from vlab.core.console import log
 from vlab.core.result import Result, UsageError
 from vlab.diagnose import stops as st
+from vlab.diagnose.analysis import analyse, read_series
 from vlab.diagnose.request import DiagnoseRequest
 from vlab.diagnose.series import Series
 from vlab.diagnose.sources import Located
@@ -60,8 +61,6 @@ class _Display:
 
 
 def watch(found: Located, request: DiagnoseRequest, result: Result, stops: list[st.Stop] | None):
-    from vlab.diagnose.run import analyse, read_series
-
     if request.interval <= 0:
         raise UsageError("--interval must be > 0 seconds")
     polls, last_len, last_change = 0, -1, time.monotonic()

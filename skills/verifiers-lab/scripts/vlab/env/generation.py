@@ -25,6 +25,7 @@ from pathlib import Path
 
 from vlab.core.installed import version_tuple
 from vlab.core.result import UsageError
+from vlab.env.spec import locate
 
 V1 = "v1"
 CLASSIC = "classic"
@@ -337,8 +338,6 @@ def _distribution_requirements(module: str) -> list[str]:
 
 def detect_local(spec: str) -> Finding:
     """A module file, a package folder, or an installed module; ``UsageError`` for a path that is not there."""
-    from vlab.env.locate import locate
-
     path = Path(spec).expanduser()
     if spec.endswith(".py") or path.exists() or spec.startswith((".", "/", "~")):
         located = locate(spec)  # pure path logic, raises UsageError for a missing file

@@ -45,55 +45,28 @@ import sys
 import tempfile
 import time
 import zipfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from vlab.core.result import EXIT_FAIL, EXIT_PREREQ, Check, ToolError
-
-VERIFIERS = "verifiers==0.4.0"  # what Hosted Training and current prime-rl run (v1 tasksets)
-DEFAULT_ROWS = 20
-BUILD_TIMEOUT = 300.0
-INSTALL_TIMEOUT = 900.0
-LOAD_TIMEOUT = 600.0
-SCORE_TIMEOUT = 30.0  # per reward call
-EPS = 1e-6
-
-
-@dataclass(frozen=True)
-class RehearseOptions:
-    rows: int = DEFAULT_ROWS
-    online: bool = True
-    load_timeout: float = LOAD_TIMEOUT
-    specs: tuple[tuple[str, str], ...] = ()  # (env id, local folder the user named)
-    cwd: str | None = None  # where environments/<module> is looked for (default: the current folder)
-    # Nothing to rehearse (no source folder, no uv) fails: no config is written without a rehearsal
-    # (submit_training; --no-rehearse skips it knowingly). False: a warning (local_train's hand-off).
-    required: bool = False
-
-
-@dataclass
-class Source:
-    where: str  # orchestrator.train.source[0]
-    env_id: str
-    args: dict
-
-
-@dataclass
-class Rehearsal:
-    tried: list[dict] = field(default_factory=list)  # per source: what was built, installed, loaded, scored
-    seconds: float = 0.0
-
-    def to_dict(self) -> dict:
-        return {"sources": self.tried, "seconds": round(self.seconds, 2)}
-
-
-def _check(status: str, message: str, hint: str = "", id: str = "rehearse") -> Check:
-    return Check(id, status, message, hint, EXIT_FAIL)
-
-
-def module_name(env_id: str) -> str:
-    """verifiers 0.4.0's rule (``_import_plugin``): last segment, @version dropped, '-' -> '_', lower-case."""
-    return env_id.rsplit("/", 1)[-1].split("@", 1)[0].replace("-", "_").lower()
+from vlab.core.result import EXIT_PREREQ, Check, ToolError
+from vlab.hosted import rehearse_judge
+from vlab.hosted.rehearse_common import (  # noqa: F401  (re-exported: the stages' shared names, as callers knew them)
+    BUILD_TIMEOUT,
+    DEFAULT_ROWS,
+    EPS,
+    INSTALL_TIMEOUT,
+    LOAD_TIMEOUT,
+    SCORE_TIMEOUT,
+    VERIFIERS,
+    Rehearsal,
+    RehearseOptions,
+    Source,
+    Wheel,
+    _check,
+    module_name,
+    user_path,
+)
+from vlab.hosted.rehearse_data import data_checks
+from vlab.hosted.rehearse_load import load_and_score
 
 
 def cache_root() -> Path:
@@ -139,15 +112,6 @@ def folder_candidates(env_id: str, cwd: Path) -> list[Path]:
     return out
 
 
-def user_path(path: Path, cwd: Path | None = None) -> str:
-    """``path`` as the user sees it from the current folder: relative inside it, else absolute."""
-    base = Path(cwd or Path.cwd()).resolve()
-    try:
-        return Path(path).resolve().relative_to(base).as_posix() or "."
-    except ValueError:
-        return str(Path(path).resolve())
-
-
 def find_folder(env_id: str, options: RehearseOptions) -> Path | None:
     """The environment's source folder: the one the user named, else environments/<module> or <module>."""
     named = dict(options.specs).get(env_id)
@@ -169,14 +133,6 @@ def find_folder(env_id: str, options: RehearseOptions) -> Path | None:
 
 
 # -- 1. build ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class Wheel:
-    path: Path
-    sha256: str
-    names: list[str]
-    requires: list[str]
 
 
 def _run(cmd: list[str], cwd: Path | None, timeout: float) -> subprocess.CompletedProcess:
@@ -251,9 +207,6 @@ def install(wheel: Wheel, uv: str, online: bool) -> tuple[Path, bool]:
 
 def rehearse(result, plain: dict, target: str, options: RehearseOptions) -> Rehearsal:
     """Every source of the config: build, install, load, score; the checks go into ``result``."""
-    from vlab.hosted import rehearse_judge
-    from vlab.hosted.rehearse_data import data_checks
-    from vlab.hosted.rehearse_load import load_and_score
 
     t0 = time.perf_counter()
     outcome = Rehearsal()

@@ -12,7 +12,7 @@ import re
 from pathlib import Path, PurePosixPath
 
 from vlab.core.result import Check
-from vlab.hosted.rehearse import Source, Wheel, _check, module_name, user_path
+from vlab.hosted.rehearse_common import Source, Wheel, _check, module_name, user_path
 
 DATA_EXT = (".jsonl", ".json", ".csv", ".tsv", ".parquet", ".arrow", ".txt", ".yaml", ".yml", ".gz", ".zip")
 _DATASET_KEY = re.compile(r"(dataset|data|path|file)", re.I)

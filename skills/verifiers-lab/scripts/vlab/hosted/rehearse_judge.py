@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vlab.core.result import Check
-from vlab.hosted.rehearse import EPS, Source, _check, module_name
+from vlab.hosted.rehearse_common import EPS, Source, _check, module_name
 
 JUDGE_ARGS = ("judge_base_url", "judge_api_key_var", "judge_model")  # the names reward.judge.env_args gives
 DEFAULT_BATCH = 128  # prime-rl's orchestrator.batch_size when the config leaves it out
@@ -155,7 +155,7 @@ def measure(env, rows: list, server, timeout: float) -> dict:
 def gold_check(src: Source, scored: dict, n_rows: int, rewards: list[str], full, measured: dict, folder) -> Check:
     """rehearse-gold of a judge environment: the stub's verdicts, judge failures named."""
     from vlab.core.invocation import command
-    from vlab.hosted.rehearse_load import gold_check as plain_gold_check
+    from vlab.hosted.rehearse_common import gold_check as plain_gold_check
 
     base = plain_gold_check(src, scored, n_rows, rewards, full)
     if base.status == "pass" or not scored:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import vlab
 from vlab.core.result import Check, ToolError
-from vlab.hosted.rehearse import EPS, SCORE_TIMEOUT, RehearseOptions, Source, _check, module_name
+from vlab.hosted.rehearse_common import SCORE_TIMEOUT, RehearseOptions, Source, _check, gold_check, module_name
 from vlab.hosted.rehearse_data import _DATASET_KEY, hub_dataset, names_file
 
 # Modules whose distribution has another name (the fix names the distribution to declare).
@@ -129,54 +129,6 @@ def score_gold(env, rows: list, timeout: float) -> dict:
         if isinstance(v, (int, float)) and v == v and (best[index] is None or v > best[index]):
             best[index] = float(v)
     return {i: (golds[i], best[i]) for i in golds}
-
-
-def gold_check(src: Source, scored: dict, n_rows: int, rewards: list[str], full: float | None = None) -> Check:
-    """``full``: the sum of the positive reward weights (every reward at 1.0), when known."""
-    named = f"{src.where} ({src.env_id})"
-    if not scored:
-        return _check(
-            "warn",
-            f"{named}: none of the first {n_rows} rows has a gold answer, so no reward was scored",
-            "check the answer column (ANSWER_COLUMN) names the dataset's reference answers",
-            id="rehearse-gold",
-        )
-    values = [b for _, b in scored.values() if b is not None]
-    top = max(values) if values else None
-    what = ", ".join(rewards) or "its rewards"
-    if top is None or top <= EPS:
-        return _check(
-            "fail",
-            f"{named}: the gold answer earns no reward through the installed package ({what}) on any of "
-            f"{len(scored)} rows",
-            "test the package as installed (test_reward on the folder): the reward or the answer column is wrong",
-            id="rehearse-gold",
-        )
-    low = [(i, g, b) for i, (g, b) in scored.items() if b is None or b < top - EPS]
-    if low:
-        shown = "; ".join(f"row {i} gold {g!r} (best {b if b is None else round(b, 4)})" for i, g, b in low[:5])
-        return _check(
-            "fail",
-            f"{named}: the gold answer does not earn the top reward ({top:.4g}) on {len(low)} of {len(scored)} rows "
-            f"through the installed package: {shown}",
-            "look at those rows' answers: written in a form the reward never accepts, or wrong",
-            id="rehearse-gold",
-        )
-    if full is not None and top < full - EPS:  # e.g. a correctness reward that never fires beside a format one
-        return _check(
-            "warn",
-            f"{named}: the gold answer earns {top:.4g} on all {len(scored)} rows through the installed package, "
-            f"below {full:.4g}, every reward at 1.0 ({what})",
-            "check which reward the gold misses (test_reward on the folder shows each one); fine if that reward "
-            "is not about correctness or never reaches 1.0",
-            id="rehearse-gold",
-        )
-    return _check(
-        "pass",
-        f"{named}: the gold answer earns the top reward ({top:.4g}) on all {len(scored)} rows scored through "
-        f"the installed package's rewards ({what})",
-        id="rehearse-gold",
-    )
 
 
 def offered_tools(env, row) -> list[dict] | None:

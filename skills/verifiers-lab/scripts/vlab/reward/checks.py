@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
-from vlab.core import secrets
-from vlab.core.files import ensure_writable, write_atomic
+from vlab.core.files import write_atomic
 from vlab.core.installed import load_scale
 from vlab.core.result import Result, UsageError
 from vlab.env import Environment, Score
@@ -30,6 +27,7 @@ from vlab.reward import (
     code_checks,
     data_file,
     dataset,
+    label_map,
     labels,
     leaks,
     numbers,
@@ -43,80 +41,11 @@ from vlab.reward.conversation import conversation_checks
 from vlab.reward.files import completion_checks, custom_checks
 from vlab.reward.health import health_checks
 from vlab.reward.isolation import isolation_checks
-from vlab.reward.judge import JudgeSettings
 from vlab.reward.kinds import environment_kind, row_kind
+from vlab.reward.request import PROBE_ROWS, SHAPE_ROWS, TestRewardRequest
 from vlab.reward.validate import check_validate
 
-PROBE_ROWS = 5  # rows probed in full when --num-examples is not given
-SHAPE_ROWS = 8  # at most this many more: the first row of each math answer shape the first rows lack
-REACH_SECONDS = 60.0  # default time budget of the reachability pass
 CODE_ROWS_AT_ONCE = 2
-
-
-@dataclass(frozen=True)
-class TestRewardRequest:
-    """What test_reward is asked: the environment, its arguments, the probes and files to score, the limits.
-
-    num_examples None: probe PROBE_ROWS rows in full and check the gold of every row (within
-    reach_seconds); a number narrows both to the first N rows (-1: all rows).
-    """
-
-    __test__ = False  # not a pytest test class, whatever its name says
-
-    env: str | None  # module file, package folder, or installed id
-    env_args: dict[str, Any] | str = field(default_factory=dict)  # a dict, or its JSON text (--env-args)
-    num_examples: int | None = None
-    gold_template: str | None = None
-    preset: str | None = None
-    completions: str | None = None
-    custom: str | None = None
-    timeout: float = 10.0
-    slow: float = 1.0
-    margin: float = 0.3
-    concurrency: int = 32
-    min_agreement: float = 0.9
-    correct_threshold: float = 0.5
-    skip_probes: bool = False
-    reach_seconds: float = REACH_SECONDS
-    load_timeout: float | None = None  # None: the worker's load time limit (vlab.env.remote.LOAD_LIMIT)
-    judge: JudgeSettings = field(default_factory=JudgeSettings)  # --judge stub / --judge-base-url (reward.judge)
-    rows_out: str | None = None  # JSON Lines file for every row a dataset or prompt check names
-    force: bool = False  # replace rows_out when it exists
-    seq_len: int | None = None  # --seq-len: the rollout token budget of a multi-turn/tool environment (reward.budget)
-    max_tokens: int | None = None  # --max-tokens: tokens per model turn (None: budget.TURN_TOKENS)
-    tokenizer: str | None = None  # --tokenizer: count tokens with it (else budget.CHARS_PER_TOKEN)
-
-    def __post_init__(self) -> None:
-        if not self.env:
-            raise UsageError(
-                "no environment given", hint="pass a module file, a package folder or an installed env id; see --help"
-            )
-        if isinstance(self.env_args, str):
-            try:
-                object.__setattr__(self, "env_args", json.loads(self.env_args))
-            except json.JSONDecodeError as err:
-                raise UsageError(
-                    f"--env-args is not valid JSON: {err.msg}", hint="""e.g. --env-args '{"num_examples": 10}'"""
-                ) from err
-        if not isinstance(self.env_args, dict):
-            raise UsageError("--env-args must be a JSON object")
-        secrets.register(self.env_args)  # masked wherever it shows up from here on
-        if self.num_examples is not None and (self.num_examples == 0 or self.num_examples < -1):
-            raise UsageError("--num-examples must be a positive number or -1 (all rows)")
-        if self.load_timeout is not None and not self.load_timeout > 0:
-            raise UsageError("--load-timeout must be a positive number of seconds")
-        if self.timeout <= 0 or self.concurrency < 1:
-            raise UsageError("--timeout must be positive and --concurrency at least 1")
-        if self.reach_seconds < 0:
-            raise UsageError("--reach-seconds must be 0 (skip the pass over the dataset) or more")
-        if self.rows_out:
-            ensure_writable(self.rows_out, self.force)  # refused before the environment loads
-        for name in ("seq_len", "max_tokens"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                raise UsageError(f"--{name.replace('_', '-')} must be a whole number of tokens, at least 1")
-        if self.skip_probes and not (self.completions or self.custom):
-            raise UsageError("--no-probes leaves nothing to score", hint="add --completions FILE or --custom FILE")
 
 
 def run_test_reward(opts: TestRewardRequest, result: Result) -> Environment:
@@ -476,7 +405,7 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     check_validate(result, env, scope, opts.timeout)
     if space is not None:
         labels.check_label_space(result, scope, golds, space)
-        labels.check_label_map(result, scope, golds, opts.env_args, opts.env)
+        label_map.check_label_map(result, scope, golds, opts.env_args, opts.env)
         result.data["probes"]["labels"] = {"labels": list(space.labels), "from": space.source}
     dataset.reach_from_probes(result, env, opts, scope, golds, kinds, rows, built, fn, CODE_ROWS_AT_ONCE)
     last.append(lambda: verdicts.evidence(result, rows))  # after every verdict that reads the probes

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from vlab.core.result import UsageError
-from vlab.env.locate import locate
+from vlab.env.spec import locate
 from vlab.env.types import Row
 from vlab.reward.kinds import row_fields
 

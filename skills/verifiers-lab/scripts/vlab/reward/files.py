@@ -17,7 +17,7 @@ from vlab.reward import probes as rp
 from vlab.reward.verdicts import clip, fmt
 
 if TYPE_CHECKING:
-    from vlab.reward.checks import TestRewardRequest
+    from vlab.reward.request import TestRewardRequest
 
 
 def custom_checks(result: Result, env, opts: TestRewardRequest) -> list[Score]:

@@ -12,7 +12,7 @@ from vlab.env import Score
 from vlab.reward.verdicts import FUNC_PREVIEW
 
 if TYPE_CHECKING:
-    from vlab.reward.checks import TestRewardRequest
+    from vlab.reward.request import TestRewardRequest
 
 _NETWORK_ERRORS = {
     "APIConnectionError",

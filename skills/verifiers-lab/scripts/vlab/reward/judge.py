@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from vlab.core import secrets
@@ -35,52 +34,14 @@ from vlab.reward import data_file, judge_data
 from vlab.reward import probes as rp
 from vlab.reward.judge_forms import LIMIT_ARG, Scored, form_reply, forms_check, time_limit_check
 from vlab.reward.judge_server import FORMS, STUB_MODEL, JudgeServer
+from vlab.reward.request import JudgeSettings
 
 STUB_KEY_VAR = "VLAB_STUB_JUDGE_KEY"
 STUB_LIMIT = 5.0  # the limit given to an environment that names LIMIT_ARG, against the stub (which answers at once)
-DEFAULT_BATCH = (
-    128  # rollouts per step without --judge-batch-size: SKILL.md's submit_training command, --batch-size 128
-)
 HACKS = ("inject_instruction", "inject_fence", "inject_reference", "pad_rubric")
 SHORTCUTS = ("copy_question", "empty", "rambling")
 RAMBLE_CHARS = 20000
 DATA_ROWS = 2000  # the rows judge_data reads (all of them up to this many, or --num-examples)
-
-
-@dataclass(frozen=True)
-class JudgeSettings:
-    """Which judge test_reward runs against: "stub", or a base URL with the key's variable NAME."""
-
-    judge: str | None = None  # "stub" or None
-    base_url: str | None = None
-    api_key_var: str | None = None
-    model: str | None = None
-    batch_size: int = DEFAULT_BATCH
-    price_in: float | None = None  # USD per million prompt tokens
-    price_out: float | None = None  # USD per million completion tokens
-
-    def __post_init__(self) -> None:
-        if self.judge not in (None, "stub"):
-            raise UsageError(f"--judge takes 'stub' (got {self.judge!r})", hint="or give --judge-base-url URL")
-        if self.judge and self.base_url:
-            raise UsageError("--judge stub and --judge-base-url exclude each other")
-        if self.base_url and not re.match(r"^https?://", self.base_url):
-            raise UsageError(f"--judge-base-url must be an http(s) URL (got {self.base_url!r})")
-        if self.api_key_var and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.api_key_var):
-            raise UsageError(
-                "--judge-api-key-var takes the NAME of an environment variable, not a key",
-                hint="e.g. --judge-api-key-var OPENAI_API_KEY (export the key in that variable)",
-            )
-        if self.batch_size < 1:
-            raise UsageError("--judge-batch-size must be at least 1")
-
-    @property
-    def active(self) -> bool:
-        return bool(self.judge or self.base_url)
-
-    @property
-    def stub(self) -> bool:
-        return self.judge == "stub"
 
 
 def start_server(settings: JudgeSettings) -> JudgeServer:
@@ -119,7 +80,8 @@ def env_args(
 
 
 def _module_text(env_spec: str) -> str:
-    from vlab.env.locate import locate, source_text
+    from vlab.env.locate import source_text
+    from vlab.env.spec import locate
 
     try:
         return source_text(locate(env_spec))

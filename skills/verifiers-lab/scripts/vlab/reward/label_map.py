@@ -25,7 +25,7 @@ from typing import Any
 
 from vlab.core.result import Result, UsageError
 from vlab.env import Row
-from vlab.env.locate import locate
+from vlab.env.spec import locate
 from vlab.inspect.formats import as_index
 from vlab.inspect.labels import integer_labels, label_map_files, read_label_map
 from vlab.reward.data_file import MAX_RECORDS, data_paths

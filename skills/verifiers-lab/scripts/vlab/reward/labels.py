@@ -10,7 +10,7 @@ Checks (``label_*``):
                 labels can never be earned by a model that answers as asked); fails naming rows
   label_prompt  the prompt offers every label (a model cannot guess the label space): as a list, or at least
                 by name; a failure names the labels the prompts leave out
-  label_map     the golds name the class ids as every label map the data carries does (``label_map``)
+  (label_map    the golds name the class ids as every label map the data carries does: ``reward.label_map``)
   label_others  every other real label earns less than the gold, and no more than a made-up wrong
                 answer from the correctness function (partial credit for any allowed label pays a
                 model that always answers the majority class)
@@ -206,13 +206,6 @@ def _listed(labels) -> str:
 
 def _ids(rows: list[Row]) -> str:
     return ", ".join(str(r.index) for r in rows[:10]) + (" ..." if len(rows) > 10 else "")
-
-
-def check_label_map(result: Result, scope: list[Row], golds: dict[int, str | None], env_args: dict, env: str) -> None:
-    """label_map: the golds against every label map the data carries (``label_map``)."""
-    from vlab.reward.label_map import check_label_map as check
-
-    check(result, scope, golds, env_args, env)
 
 
 # -- probes with the real labels (phase two, in the format the gold earned the reward with) --

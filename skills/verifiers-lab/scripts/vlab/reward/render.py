@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from vlab.core.result import Result
 
 if TYPE_CHECKING:  # checks pulls in the environment loader; test_reward --help should not wait for it
-    from vlab.reward.checks import TestRewardRequest
+    from vlab.reward.request import TestRewardRequest
 
 
 def render(result: Result, console: Any, request: TestRewardRequest, outcome: Any = None) -> None:

@@ -12,7 +12,7 @@ from vlab.reward import choices, labels, numbers
 from vlab.reward import probes as rp
 
 if TYPE_CHECKING:
-    from vlab.reward.checks import TestRewardRequest
+    from vlab.reward.request import TestRewardRequest
 
 FUNC_PREVIEW = 3  # functions named in one message
 

@@ -39,7 +39,7 @@ class Accepted:
 
 def _import(spec: str):
     """(module, its name) of the environment at `spec`; raises when it cannot be imported here."""
-    from vlab.env.locate import locate
+    from vlab.env.spec import locate
 
     located = locate(spec)
     if located.search_path and located.search_path not in sys.path:

@@ -147,7 +147,7 @@ def _wandb(cfg: TrainConfig):
 def env_spec(cfg: TrainConfig) -> str:
     """The environment asked for; a missing one or a file that is not there is bad input (exit 2), said
     before anything slow (the model lookup, loading)."""
-    from vlab.env.locate import locate
+    from vlab.env.spec import locate
 
     if not cfg.env.id:
         raise UsageError("no environment given", hint="pass --env PATH_OR_ID or set [env] id in the config")
