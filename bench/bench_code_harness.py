@@ -5,7 +5,7 @@ writes the verdict), in one run, on ROWS HumanEval-shaped rows (default 1,000).
 
 Two figures per harness, both through the template's ``run_tests`` at the template's concurrency:
   * rollouts scored/s: each row's reference program (prompt + canonical body), as training scores a rollout;
-  * code probes/s: per row one of test_reward's code probes (``vlab.reward.code``: the reference fenced,
+  * code probes/s: per row one of test_reward's code probes (``vlab.kinds.code.probes``: the reference fenced,
     the wrong and malformed programs, every fast hack), taken in turn so all 1,000 rows are used;
     the slow probes (an infinite loop, the process left behind, and reading the tests from disk, which globs
     /tmp) measure time limits, not speed, and are left out.
@@ -46,8 +46,8 @@ if sys.argv[1:2] == ["--worker"]:  # a baseline's (or the current) v1_code from 
 import inprocess_harness  # noqa: E402
 import v1_code  # noqa: E402
 
+from vlab.kinds.base import RowKind  # noqa: E402
 from vlab.reward import code  # noqa: E402
-from vlab.reward.kinds import RowKind  # noqa: E402
 
 # Runs into the time limit on a machine with a large /tmp (it globs /tmp recursively): that measures the limit
 # (5 s of wall clock on the old harness, 5 s of CPU or 7.5 s of wall clock on the new one), not the harness.

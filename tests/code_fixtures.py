@@ -1,6 +1,6 @@
 """HumanEval-shaped rows (prompt with helper functions, canonical body, check(candidate), entry point) and
 row-specific programs that game a code reward without solving the task (the generic ones are test_reward's
-own: vlab.reward.code.hack_programs). Written here in HumanEval's layout; the
+own: vlab.kinds.code.probes.hack_programs). Written here in HumanEval's layout; the
 rows mirror the kinds of HumanEval/8, /32, /38, /50 and /53 (tuples, a prompt helper the tests call,
 encode/decode pairs, random inputs)."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import importlib
 import re
 import tomllib
 
@@ -155,16 +156,14 @@ def test_new_env_help_lists_every_template_with_its_summary():
 
 
 def test_answer_kinds_are_what_inspect_detects():
-    tree = ast.parse((SKILL_ROOT / "scripts" / "vlab" / "inspect" / "formats.py").read_text())
-    detected = {
-        node.value.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id == "fmt" for t in node.targets)
-        and isinstance(node.value, ast.Constant)
-    }
+    """Every catalog answer kind is a format of the unit the catalog names for it, and inspect asks every format."""
+    from vlab import kinds
+
+    detected = {f.name for f in kinds.formats()}
     assert detected == {k.name for k in catalog.ANSWER_KINDS}
-    assert len(catalog.ANSWER_KINDS) == len(detected)  # no kind twice
+    for k in catalog.ANSWER_KINDS:
+        unit = importlib.import_module(k.unit).UNIT
+        assert k.name in {f.name for f in unit.formats}, (k.name, k.unit)
     assert formats.FORMAT_LABELS == {k.name: k.label for k in catalog.ANSWER_KINDS}
 
 

@@ -595,7 +595,7 @@ def test_a_classlabel_the_golds_follow_against_a_mapping_that_disagrees(tmp_path
     the data's own maps disagree, and the hint says so (not LABEL_NAMES)."""
     datasets = pytest.importorskip("datasets")
     from vlab.core.result import Result
-    from vlab.reward.label_map import check_label_map
+    from vlab.kinds.label.label_map import check_label_map
 
     rows = emotion_rows(12)
     features = datasets.Features({"text": datasets.Value("string"), "label": datasets.ClassLabel(names=NAMES)})
@@ -665,7 +665,7 @@ def test_a_row_id_column_is_not_read_as_the_class_ids(tmp_path):
     """An integer id column beside the class column (named 'emotion'), four checked rows of four classes: the
     ids the golds follow are the class column's, and the correct mapping passes."""
     from vlab.core.result import Result
-    from vlab.reward.label_map import check_label_map
+    from vlab.kinds.label.label_map import check_label_map
 
     cycle = [0, 1, 2, 3, 0, 0, 1, 2, 3, 0, 1, 3]
     rows = [{"id": i, "tweet": f"{TEXTS[c][i % 2]} #{i}", "emotion": c} for i, c in enumerate(cycle)]

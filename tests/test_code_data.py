@@ -16,8 +16,8 @@ from conftest import SKILL_ROOT, VERIFIERS, run_script
 from vlab import catalog
 from vlab.core.result import Result
 from vlab.env import Row
-from vlab.reward import dataset, prompts
-from vlab.reward.kinds import RowKind, row_kind
+from vlab.kinds import KindContext, RowKind, row_kind, unit
+from vlab.reward import dataset
 
 TEMPLATES = SKILL_ROOT / "templates" / "environments"
 SETUP = "from math import isclose"
@@ -273,9 +273,11 @@ def old_template_row(index: int, source: dict) -> Row:
 
 
 def check(rows: list[Row]) -> Result:
+    """The code unit's checks on the rows as test_reward runs them (code_prompt)."""
     result = Result("test_reward")
-    kinds = {r.index: row_kind(r, r.answer or None) for r in rows}
-    prompts.check_prompts(result, rows, kinds)
+    golds = {r.index: r.answer or None for r in rows}
+    ctx = KindContext(rows, golds, {r.index: row_kind(r, golds[r.index]) for r in rows})
+    unit("code").dataset_checks(result, ctx)
     return result
 
 

@@ -16,9 +16,9 @@ from evalfile_fixtures import Roll, write_classic_run
 
 from vlab.core.result import Result
 from vlab.evals.answers import Program, final_answer
-from vlab.reward import code
+from vlab.kinds.base import RowKind
+from vlab.kinds.code import probes as code
 from vlab.reward.checks import TestRewardRequest, run_test_reward
-from vlab.reward.kinds import RowKind
 
 TEMPLATES = SKILL_ROOT / "templates" / "environments"
 

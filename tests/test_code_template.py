@@ -21,7 +21,7 @@ import inprocess_harness
 import pytest
 from conftest import SKILL_ROOT
 
-from vlab.reward import code
+from vlab.kinds.code import probes as code
 
 TEMPLATES = SKILL_ROOT / "templates" / "environments"
 GOOD = "def add(a, b):\n    return a + b\n"
@@ -108,7 +108,7 @@ def humaneval_specs(mod) -> dict[str, dict]:
 
 
 def humaneval_hacks() -> dict[tuple[str, str], str]:
-    """(task id, hack) -> program: test_reward's code hacks on every row (vlab.reward.code, the fast ones: the
+    """(task id, hack) -> program: test_reward's code hacks on every row (vlab.kinds.code.probes, the fast ones: the
     slow ones wait out the time limit) and each row's own (code_fixtures.ROW_HACKS)."""
     out = {}
     for row in cf.HUMANEVAL:

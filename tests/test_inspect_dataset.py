@@ -10,8 +10,9 @@ from conftest import VERIFIERS, assert_result, run_script
 
 from vlab.core.result import UsageError
 from vlab.inspect import analyse, read_sample
-from vlab.inspect.formats import detect_answer_format, parse_number
+from vlab.inspect.formats import detect_answer_format
 from vlab.inspect.sample import MAX_LINE_BYTES
+from vlab.kinds.number.values import parse_number
 
 # the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
 pytestmark = pytest.mark.once

@@ -202,7 +202,7 @@ MATH_CASES = (["\\boxed{14/3}", "\\boxed{\\dfrac{14}{3}}", "\\boxed{4.67}", "\\b
 
 
 def test_math_snippets_carry_the_numeric_templates_comparison(tmp_path):
-    from vlab.reward.equivalence import comparison_source
+    from vlab.kinds.number.equivalence import comparison_source
 
     code = snippets(tmp_path, fx.make_math500_jsonl)
     assert comparison_source() in code["classic"] and comparison_source() in code["v1"]

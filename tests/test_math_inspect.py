@@ -9,7 +9,8 @@ import json
 import pytest
 from conftest import assert_result, run_script
 
-from vlab.inspect.formats import detect_answer_format, well_formed_math
+from vlab.inspect.formats import detect_answer_format
+from vlab.kinds.number.values import well_formed_math
 
 # the pack's own logic, the same for both verifiers generations: run once, with verifiers hidden (conftest)
 pytestmark = pytest.mark.once

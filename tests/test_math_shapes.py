@@ -15,8 +15,8 @@ from math_fixtures import golds_of, math_rows
 from test_reward_kinds import message, run, status
 
 from vlab.core.result import Result
-from vlab.reward import shapes
-from vlab.reward.equivalence import same_value
+from vlab.kinds.number import shapes
+from vlab.kinds.number.equivalence import same_value
 
 TEMPLATES = SKILL_ROOT / "templates" / "environments"
 
@@ -69,7 +69,7 @@ def test_no_decimal_approximation_where_the_prompt_asks_for_a_decimal():
 
 def test_the_probed_rows_cover_every_answer_shape_of_the_data():
     from vlab.env import Row
-    from vlab.reward.kinds import RowKind
+    from vlab.kinds.base import RowKind
 
     golds = ["1", "2", "3", "4", "5", "6", "(1, 2)", "[0, 3)", r"\{1, 2\}", r"\pi", "7"]
     rows = [Row(index=i, question=f"q{i}", answer=g, prompt=[], fields={}) for i, g in enumerate(golds)]

@@ -21,8 +21,9 @@ from conftest import run_script
 from vlab.core.result import Result
 from vlab.env.pool import ScoringPool
 from vlab.env.types import FunctionError, Row, Score
-from vlab.reward import numbers, verdicts
+from vlab.kinds.number import probes as numbers
 from vlab.reward import probes as rp
+from vlab.reward import verdicts
 
 
 def _score(total, timed_out=(), error=None) -> Score:

@@ -10,8 +10,8 @@ import reward_kind_fixtures as fx
 from conftest import SKILL_ROOT
 
 from vlab.core.result import Result
+from vlab.kinds.code.probes import FENCED
 from vlab.reward.checks import TestRewardRequest, run_test_reward
-from vlab.reward.code import FENCED
 
 TEMPLATES = SKILL_ROOT / "templates" / "environments"
 

@@ -263,10 +263,10 @@ NUMERIC_CASES = [
 
 def test_the_numeric_templates_share_one_comparison():
     """classic-numeric and v1-numeric compare with the same code, which vlab's probes also run
-    (vlab.reward.equivalence.template_comparison reads it from v1-numeric)."""
+    (vlab.kinds.number.equivalence.template_comparison reads it from v1-numeric)."""
     import ast
 
-    from vlab.reward.equivalence import COMPARISON
+    from vlab.kinds.number.equivalence import COMPARISON
 
     def segments(path):
         text = path.read_text()

@@ -223,8 +223,7 @@ def build_parser():
 
 # vlab.reward.checks is imported when used, so that --help stays fast.
 def request(args):
-    from vlab.reward.request import JudgeSettings
-    from vlab.reward.request import TestRewardRequest
+    from vlab.reward.request import JudgeSettings, TestRewardRequest
 
     return TestRewardRequest(
         judge=JudgeSettings(

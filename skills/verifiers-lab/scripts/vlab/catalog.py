@@ -414,6 +414,9 @@ class AnswerKind:
     parser: str  # how the reply is read, as the recommendation words it
     reward_strategy: str
     check: Check
+    # The unit that knows the kind (``vlab.kinds``: how inspect recognises it, its probes and checks): a module
+    # exporting ``UNIT``. Several formats share a unit (every multiple-choice key form is vlab.kinds.choice's).
+    unit: str
 
     @property
     def judged(self) -> bool:
@@ -441,9 +444,17 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
         _MATH_PARSER,
         _MATH_VERIFY,
         "math",
+        unit="vlab.kinds.number",
     ),
     AnswerKind(
-        "boxed", "LaTeX \\boxed{...} answer", "classic-numeric", "v1-numeric", _MATH_PARSER, _MATH_VERIFY, "math"
+        "boxed",
+        "LaTeX \\boxed{...} answer",
+        "classic-numeric",
+        "v1-numeric",
+        _MATH_PARSER,
+        _MATH_VERIFY,
+        "math",
+        unit="vlab.kinds.number",
     ),
     AnswerKind(
         "number",
@@ -453,6 +464,7 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
         _MATH_PARSER,
         _MATH_VERIFY,
         "math",
+        unit="vlab.kinds.number",
     ),
     AnswerKind(
         "math",
@@ -462,8 +474,17 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
         _MATH_PARSER,
         _MATH_VERIFY,
         "math",
+        unit="vlab.kinds.number",
     ),
-    AnswerKind("boolean", "boolean / yes-no", *_CLASSIFICATION, "boxed yes/no", _NORMALISED, "normalised"),
+    AnswerKind(
+        "boolean",
+        "boolean / yes-no",
+        *_CLASSIFICATION,
+        "boxed yes/no",
+        _NORMALISED,
+        "normalised",
+        unit="vlab.kinds.label",
+    ),
     AnswerKind(
         "multiple_choice_letter",
         "multiple choice, answer is a letter",
@@ -472,6 +493,7 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
         _LETTER_PARSER,
         _LETTER,
         "letter",
+        unit="vlab.kinds.choice",
     ),
     AnswerKind(
         "multiple_choice_index",
@@ -481,6 +503,7 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
         _LETTER_PARSER,
         _LETTER,
         "letter",
+        unit="vlab.kinds.choice",
     ),
     AnswerKind(
         "multiple_choice_one_based",
@@ -490,6 +513,7 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
         _LETTER_PARSER,
         _LETTER,
         "letter",
+        unit="vlab.kinds.choice",
     ),
     AnswerKind(
         "multiple_choice_text",
@@ -499,9 +523,16 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
         _LETTER_PARSER,
         _LETTER,
         "letter",
+        unit="vlab.kinds.choice",
     ),
     AnswerKind(
-        "class_label", "class label (few distinct values)", *_CLASSIFICATION, "boxed label", _NORMALISED, "normalised"
+        "class_label",
+        "class label (few distinct values)",
+        *_CLASSIFICATION,
+        "boxed label",
+        _NORMALISED,
+        "normalised",
+        unit="vlab.kinds.label",
     ),
     AnswerKind(
         "code_tests",
@@ -511,6 +542,7 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
         "the last ```python block of the reply (the whole reply without one)",
         "run the code against the row's tests in a child process (timeout, memory and process limits)",
         "tests",
+        unit="vlab.kinds.code",
     ),
     AnswerKind(
         "code",
@@ -520,8 +552,17 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
         "none (the reply is the program)",
         "judge, or better: add tests and use the code template",
         "judge",
+        unit="vlab.kinds.code",
     ),
-    AnswerKind("short_text", "short free text", *_CLASSIFICATION, "boxed answer", _NORMALISED, "normalised"),
+    AnswerKind(
+        "short_text",
+        "short free text",
+        *_CLASSIFICATION,
+        "boxed answer",
+        _NORMALISED,
+        "normalised",
+        unit="vlab.kinds.text",
+    ),
     AnswerKind(
         "long_text",
         "long free text (needs a judge)",
@@ -530,6 +571,7 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
         "none (the whole reply is judged)",
         "judge",
         "judge",
+        unit="vlab.kinds.text",
     ),
 )
 

@@ -107,9 +107,9 @@ def _gold_templates(hints) -> list[str]:
 
 def score_gold(env, rows: list, timeout: float) -> dict:
     """The best score the gold earns on each row over the environment's formats: {index: (gold, best)}."""
+    from vlab.kinds import row_kind
     from vlab.reward import probes as rp
     from vlab.reward.dataset import reach_probes
-    from vlab.reward.kinds import row_kind
 
     templates = _gold_templates(env.format_hints())
     items, owners, golds = [], [], {}

@@ -11,10 +11,11 @@ Library API:
 """
 
 from vlab.inspect.analysis import InspectRequest, analyse, inspect_dataset, read_sample
-from vlab.inspect.formats import FORMAT_LABELS, detect_answer_format, parse_number
+from vlab.inspect.formats import FORMAT_LABELS, detect_answer_format
 from vlab.inspect.recommend import recommend
 from vlab.inspect.roles import CONFIDENT, detect_roles
 from vlab.inspect.sample import DEFAULT_SAMPLE, Sample
+from vlab.kinds.number.values import parse_number
 
 __all__ = [
     "FORMAT_LABELS",

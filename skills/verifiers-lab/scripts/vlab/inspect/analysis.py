@@ -11,12 +11,13 @@ from vlab.core.invocation import command, doc
 from vlab.core.result import EXIT_USAGE, Result, UsageError
 from vlab.inspect import labels
 from vlab.inspect.columns import profile_columns, truncate
-from vlab.inspect.formats import WARN_BELOW, calculator_annotations, detect_answer_format, extract_boxed
+from vlab.inspect.formats import WARN_BELOW, calculator_annotations, detect_answer_format
 from vlab.inspect.hub import looks_like_hub_id, read_hub
 from vlab.inspect.readers import read_local
 from vlab.inspect.recommend import recommend
 from vlab.inspect.roles import confident, detect_roles
 from vlab.inspect.sample import DEFAULT_SAMPLE, MAX_MALFORMED_SHARE, Sample
+from vlab.kinds.number.values import extract_boxed
 
 SNIPPETS = ("classic", "v1", "none")
 
@@ -354,7 +355,7 @@ def _read_as_written(sample: Sample, data: dict[str, Any]) -> dict[str, Any] | N
     if fmt["type"] not in ("number", "math") or not fmt.get("non_matching_rows"):
         return None
     try:
-        from vlab.reward.equivalence import same_value
+        from vlab.kinds.number.equivalence import same_value
 
         same_value("1/2", "1/2")  # the comparison loads (math-verify, the templates' rewrites), else rows stay listed
     except (ImportError, OSError, RuntimeError):

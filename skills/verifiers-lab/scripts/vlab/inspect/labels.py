@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vlab.core.result import UsageError
-from vlab.inspect.formats import as_index
+from vlab.kinds.choice.options import as_index
 
 # File names searched beside the data, in this order.
 MAP_FILES = (

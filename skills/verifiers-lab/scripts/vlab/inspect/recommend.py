@@ -25,7 +25,7 @@ from vlab import catalog
 from vlab.core.installed import verifiers_info
 from vlab.core.invocation import command
 from vlab.core.paths import templates_dir
-from vlab.reward.equivalence import comparison_source
+from vlab.kinds.number.equivalence import comparison_source
 
 LETTERS = catalog.CHOICE_LETTERS
 

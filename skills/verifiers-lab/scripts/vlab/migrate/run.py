@@ -345,9 +345,11 @@ def prove(result: Result, classic, loaded, static, module_path: Path, request: M
 def probe_items(rows, hints) -> list:
     """(row, probe) pairs: test_reward's probes per row (gold, gold_alt, wrong, malformed, hack) and its
     answer-kind probes (number spellings, choice labels, code programs and code hacks)."""
-    from vlab.reward import choices, code, numbers
+    from vlab.kinds import environment_kind, row_kind
+    from vlab.kinds.choice import probes as choices
+    from vlab.kinds.code import probes as code
+    from vlab.kinds.number import probes as numbers
     from vlab.reward import probes as rp
-    from vlab.reward.kinds import environment_kind, row_kind
 
     golds = {r.index: rp.gold_value(r.answer) for r in rows}
     kinds = {r.index: row_kind(r, golds[r.index]) for r in rows}

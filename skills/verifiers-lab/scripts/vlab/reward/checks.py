@@ -1,13 +1,15 @@
 """test_reward's run: load, probe, score through verifiers, judge, report.
 
-The probes run in two phases on the probed rows (``--num-examples``, default 5): first the
-gold in every format, wrong, malformed and hacking answers (``probes``, plus every option
-label for multiple choice and the reference program for code); then, written the way the
-gold earned the reward, the probes of the row's answer kind (``numbers``, ``choices``,
-``code``). Then the whole dataset (every row, or the ``--num-examples`` rows): its rows are
-checked without scoring (``dataset.check_rows``, ``prompts``) and each gold is scored until
-``--reach-seconds`` runs out (``dataset.check_reachable``). Verdicts are in ``verdicts``,
-health in ``health``, the user's files in ``files``.
+Each row's answer kind is its unit's (``vlab.kinds``: code, choice, label, number, text; ``kinds.assign``), with
+how sure that is; the result says which kind was assumed and why (``data.kinds``). The probes run in two phases
+on the probed rows (``--num-examples``, default 5): first the verdict core's, built from the data alone (the gold
+in every format, another row's gold, wrong, empty and malformed answers, hacking answers: ``probes``), or the
+kind's own where it has them (a code row's reference program) and beside them (every option label); then,
+written the way the gold earned the reward, the kind's probes (``KindUnit.second_probes``). The core's verdicts
+(``verdicts``) read every row; a kind's checks fail only on rows whose kind is sure (``kinds.base.by_certainty``).
+Then the whole dataset (every row, or the ``--num-examples`` rows): its rows are checked without scoring
+(``dataset.check_rows``, ``prompts``, each kind's ``dataset_checks``) and each gold is scored until
+``--reach-seconds`` runs out (``dataset.check_reachable``). Health is in ``health``, the user's files in ``files``.
 """
 
 from __future__ import annotations
@@ -15,37 +17,25 @@ from __future__ import annotations
 import json
 import time
 
+from vlab import kinds
 from vlab.core.files import write_atomic
 from vlab.core.installed import load_scale
 from vlab.core.result import Result, UsageError
 from vlab.env import Environment, Score
 from vlab.env.pool import ScoringPool
 from vlab.env.remote import LOAD_LIMIT, LoadFailed, RemoteEnvironment
-from vlab.reward import (
-    choices,
-    code,
-    code_checks,
-    data_file,
-    dataset,
-    label_map,
-    labels,
-    leaks,
-    numbers,
-    prompts,
-    scoreboard,
-    shapes,
-    verdicts,
-)
+from vlab.kinds.base import KindContext
+from vlab.reward import dataset, leaks, prompts, scoreboard, verdicts
 from vlab.reward import probes as rp
 from vlab.reward.conversation import conversation_checks
 from vlab.reward.files import completion_checks, custom_checks
 from vlab.reward.health import health_checks
 from vlab.reward.isolation import isolation_checks
-from vlab.reward.kinds import environment_kind, row_kind
 from vlab.reward.request import PROBE_ROWS, SHAPE_ROWS, TestRewardRequest
 from vlab.reward.validate import check_validate
+from vlab.reward.wrongs import other_golds
 
-CODE_ROWS_AT_ONCE = 2
+PROGRAM_ROWS_AT_ONCE = 2  # rows scored at once where the probes are programs (each starts processes)
 
 
 def run_test_reward(opts: TestRewardRequest, result: Result) -> Environment:
@@ -59,7 +49,7 @@ def run_test_reward(opts: TestRewardRequest, result: Result) -> Environment:
             return _load_and_run(
                 opts,
                 result,
-                {**opts.env_args, **judge.env_args(opts.judge, server, opts.env, code.slow_bound(opts.timeout) / 2)},
+                {**opts.env_args, **judge.env_args(opts.judge, server, opts.env, rp.slow_bound(opts.timeout) / 2)},
                 server,
             )
         finally:
@@ -179,12 +169,12 @@ def _score(
 
 
 def _code_rewards(env: Environment, opts: TestRewardRequest) -> bool:
-    """Whether the probes will meet code with tests (the rows ``_probe_checks`` reads): the pool's
-    ``spread`` argument is its negation."""
+    """Whether the probes will meet programs (a unit that ``runs_programs``, on the rows ``_probe_checks`` reads):
+    the pool's ``spread`` argument is its negation."""
     if opts.skip_probes or opts.judge.active or not env.reward_functions or env.num_rows() == 0:
         return False
     scope = env.rows(-1 if opts.num_examples is None else opts.num_examples)
-    return any(row_kind(r, rp.gold_value(r.answer, r.question)).kind == "code" for r in scope)
+    return any(kinds.unit(kinds.row_kind(r, rp.gold_value(r.answer, r.question)).kind).runs_programs for r in scope)
 
 
 def _later(result: Result, last: list, finish) -> None:
@@ -203,16 +193,16 @@ def _later(result: Result, last: list, finish) -> None:
 
 
 def _score_slow(env: Environment, slow: list[rp.RowProbes], opts: TestRewardRequest) -> list[rp.RowResult]:
-    """The slow code probes, alone, within code.slow_bound(--timeout) a call: a reward's own longer time
-    limit fits in it; a reward that never returns is stopped there, after everything else was scored."""
+    """The slow probes, alone, within rp.slow_bound(--timeout) a call: a reward's own longer time limit fits in
+    it; a reward that never returns is stopped there, after everything else was scored."""
     items = [(b.row, p.text) for b in slow for p in b.probes]
-    scores = env.score_sync(items, code.slow_bound(opts.timeout), CODE_ROWS_AT_ONCE, retry=False) if items else []
+    scores = env.score_sync(items, rp.slow_bound(opts.timeout), PROGRAM_ROWS_AT_ONCE, retry=False) if items else []
     return _results(slow, scores)
 
 
 def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest, last: list | None = None) -> list[Score]:
     """The probes and their checks. ``last`` receives what runs after every other check of the run (the
-    slow code probes); None: run it at the end of this function."""
+    slow probes); None: run it at the end of this function."""
     deferred: list = []
     scores = _probe_checks_now(result, env, opts, deferred)
     if last is None:
@@ -223,13 +213,31 @@ def _probe_checks(result: Result, env: Environment, opts: TestRewardRequest, las
     return scores
 
 
-def _own_kind_wrongs(kind, gold: str, space) -> list[str] | None:
-    """Wrong answers of the row's own kind: the other labels or options it offers, when the gold is one of them
-    as written (a gold given as an index would leave its own label among the "wrong" ones); else None."""
-    offered = space.labels if space is not None and kind.kind == "label" else None
-    if kind.kind == "choice" and kind.options is not None:
-        offered = kind.options.labels
-    return [label for label in offered if label != gold] if offered and gold in offered else None
+def _set_apart(built: list[rp.RowProbes], ctx: KindContext) -> tuple[list, list, list[int]]:
+    """(probes scored now, slow probes scored last, the row of each slow one) over every unit's rows."""
+    now, slow, owners = list(built), [], []
+    for unit in kinds.units():
+        mine = [k for k, b in enumerate(now) if ctx.kinds[b.row.index].kind == unit.name]
+        if not mine:
+            continue
+        kept, apart, of = unit.set_apart([now[k] for k in mine])
+        for k, b in zip(mine, kept):
+            now[k] = b
+        slow += apart
+        owners += [mine[o] for o in of]
+    return now, slow, owners
+
+
+def _assume_kinds(result: Result, ctx: KindContext) -> None:
+    """The kinds the run assumed, in ``data.kinds``; a kind unsure on some rows is said in a check."""
+    assumed = kinds.assumed(ctx)
+    result.data["kinds"] = assumed
+    for kind, unsure in (assumed.get("unsure") or {}).items():
+        result.passed(
+            "answer_kind",
+            f"{len(unsure['rows'])} rows were assumed {kind} answers, unsure: {unsure['why']}; "
+            f"{kind} checks only warn on them",
+        )
 
 
 def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest, last: list) -> list[Score]:
@@ -237,32 +245,29 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     sample = scope[: PROBE_ROWS if opts.num_examples is None else len(scope)]
     hints = env.format_hints()
     golds = {r.index: rp.gold_value(r.answer, r.question) for r in scope}
-    kinds = {r.index: row_kind(r, golds[r.index]) for r in scope}
-    reads = code.reads_seconds(opts.timeout)  # how long hack:reads_data_files searches
-    if environment_kind(list(kinds.values())) == "choice":
-        kinds = {r.index: row_kind(r, golds[r.index], expect="choice") for r in scope}
-    space = labels.label_space(scope, golds, kinds)  # the data's kind: a digit label is a label, not a number
-    if space is not None:
-        kinds = {i: labels.label_kind() if i in space.offered else k for i, k in kinds.items()}
+    ctx = KindContext(scope, golds, {}, hints, opts, env)
+    kinds.assign(ctx)
+    ctx.state["environment"] = kinds.environment_kind(list(ctx.kinds.values()))
+    _assume_kinds(result, ctx)
     if opts.num_examples is None:  # a row of every answer shape the data has, not only its first rows'
-        sample += shapes.shape_rows(scope, sample, golds, kinds, SHAPE_ROWS)
+        for unit in kinds.units():
+            sample += unit.extra_rows(ctx, sample, SHAPE_ROWS)
 
     built = []
     for row in sample:
-        gold, kind = golds[row.index], kinds[row.index]
+        gold, kind = golds[row.index], ctx.kinds[row.index]
         if gold is None:
             continue
-        if kind.kind == "code":
-            probes, formats = code.code_probes(gold, kind)
-            built.append(rp.RowProbes(row, gold, probes, formats))
-            continue
-        rows_probes = rp.build_probes(row, hints, opts.gold_template, opts.preset, _own_kind_wrongs(kind, gold, space))
-        if kind.kind == "choice":
-            primary = rp.primary_template(hints, opts.gold_template, rp.user_text(row))
-            extra = choices.label_probes(gold, kind, primary)
-            rows_probes.probes += extra
-            rows_probes.formats |= {p.id: primary for p in extra if p.category == "gold_alt"}
-        built.append(rows_probes)
+        unit = kinds.unit(kind.kind)
+        probes = unit.first_probes(row, gold, kind, ctx)
+        if probes is None:
+            other = other_golds(gold, golds.values())
+            wrongs = unit.own_wrongs(kind, gold, ctx)
+            probes = rp.build_probes(
+                row, hints, opts.gold_template, opts.preset, wrongs, other[0] if other else None, unit.core_hacks
+            )
+            unit.more_first_probes(probes, kind, ctx)
+        built.append(probes)
     skipped = sum(1 for r in sample if golds[r.index] is None)
     if skipped:
         result.warn(
@@ -271,78 +276,42 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
             "pass a --custom file for rows without an answer column",
         )
     if not built:
-        goldless = [r for r in sample if golds[r.index] is None and kinds[r.index].kind == "code"]
-        if goldless:  # code hacks need no reference program: they must not beat a wrong one
-            built = [rp.RowProbes(r, "", code.goldless_probes(kinds[r.index], r.question, reads)) for r in goldless]
-            built, slow, owners = code.slow_apart(built)
-            _, scores, _ = _score(env, built, opts, CODE_ROWS_AT_ONCE)
-            rows = _results(built, scores)
-
-            def goldless_verdicts(out: Result) -> None:
-                done = _score_slow(env, slow, opts)
-                for k, extra in zip(owners, done):
-                    rows[k].scored += extra.scored
-                code_checks.check_goldless(out, rows)
-                code_checks.check_slow(out, done, code.slow_bound(opts.timeout), opts.timeout)
-                code_checks.check_leftovers(out)
-
-            _later(result, last, goldless_verdicts)
-            last.append(lambda: verdicts.evidence(result, rows))  # after every verdict that reads the probes
-            return scores
-        if opts.custom or opts.completions:
-            result.skip("probes", "no row has a gold answer to build probes from")
-        else:  # nothing at all was scored: never a pass
-            result.fail(
-                "probes",
-                "no probe ran: no probed row has a gold answer (and the rows are not code with tests)",
-                "give the answer column in --env-args, or score your own cases with --custom / --completions",
-            )
-        return []
-    fn = rp.correctness_function(env.reward_functions)
+        return _without_golds(result, env, opts, ctx, sample, last)
+    ctx.fn = rp.correctness_function(env.reward_functions)
+    fn = ctx.fn
     items, scores, elapsed = _score(env, built, opts)
     rows = _results(built, scores)
     for rr in rows:
         rr.reads = fn  # a probe whose correctness function timed out is no evidence (RowResult.of)
 
     # phase two: the answer kind's probes, in the format the gold earned the reward with
+    for unit in kinds.units():
+        unit.before_second(ctx, rows)
     second = []
-    coded = [rr.row for rr in rows if kinds[rr.row.index].kind == "code"]
-    records = data_file.matched_records(coded, opts.env_args, opts.env) if coded else {}
-    cuts: dict[int, str] = {}  # code rows whose loader kept fewer tests than the data file's test column
     for rr, b in zip(rows, built):
         template = rp.best_format(rr, b)
-        kind = kinds[rr.row.index]
-        extra: list[rp.Probe] = []
-        if kind.kind == "number":
-            extra = numbers.number_probes(rr.gold, template, _prompt_text(rr.row))
-        elif kind.kind == "choice":
-            extra = choices.form_probes(rr, kind, template, fn)
-        elif kind.kind == "label":
-            extra = labels.label_probes(rr.gold, space, template)
-        elif kind.kind == "code" and rp.gold_established(rr):
-            record = records.get(rr.row.index)
-            extra = code.hack_probes(kind, rr.gold, template, rr.row.question, rr.row, record, reads)
-            cut = code.tests_cut(kind, record, rr.gold)
-            if cut:
-                cuts[rr.row.index] = cut
-        if kind.kind != "code" and rp.gold_established(rr):
-            extra = extra + rp.first_box_probe(rr.gold, template, _own_kind_wrongs(kind, rr.gold, space))
+        kind = ctx.kinds[rr.row.index]
+        unit = kinds.unit(kind.kind)
+        extra = unit.second_probes(rr, kind, template, ctx)
+        if not unit.runs_programs and rp.gold_established(rr):
+            extra = extra + rp.first_box_probe(rr.gold, template, unit.own_wrongs(kind, rr.gold, ctx))
         second.append(rp.RowProbes(rr.row, rr.gold, extra))
-    # Code probes start child processes: a few rows at a time, so no call waits for a free slot longer
-    # than --timeout. The slow programs (an infinite loop holds a child for the reward's own time limit)
-    # are held back: scored last, alone, within code.slow_bound (``slow_verdicts``), so a reward whose
-    # limit is longer than --timeout, or one that never returns, costs no other check its verdict.
-    code_rows = CODE_ROWS_AT_ONCE if any(kinds[rr.row.index].kind == "code" for rr in rows) else None
-    second, slow, owners = code.slow_apart(second)
-    items2, scores2, elapsed2 = _score(env, second, opts, code_rows)
+    # Programs start child processes: a few rows at a time, so no call waits for a free slot longer than
+    # --timeout. The slow probes (an infinite loop holds a child for the reward's own time limit) are held back:
+    # scored last, alone, within rp.slow_bound (``slow_verdicts``), so a reward whose limit is longer than
+    # --timeout, or one that never returns, costs no other check its verdict.
+    programs = any(kinds.unit(ctx.kinds[rr.row.index].kind).runs_programs for rr in rows)
+    rows_at_once = PROGRAM_ROWS_AT_ONCE if programs else None
+    second, slow, owners = _set_apart(second, ctx)
+    items2, scores2, elapsed2 = _score(env, second, opts, rows_at_once)
     for rr, extra in zip(rows, _results(second, scores2)):
         rr.scored += extra.scored
     all_items, first = items + items2, scores + scores2
     # The second scoring (determinism) and the health checks leave out the slow probes: they cost the
     # program timeout each time and their slowness is the harness doing its job.
-    again = env.score_sync(all_items, opts.timeout, code_rows or opts.concurrency)
+    again = env.score_sync(all_items, opts.timeout, rows_at_once or opts.concurrency)
 
-    kind_name = environment_kind([kinds[rr.row.index] for rr in rows])
+    kind_name = ctx.state["environment"] = kinds.environment_kind([ctx.kinds[rr.row.index] for rr in rows])
     result.data["probes"] = {
         "rows": len(built),
         "probes": len(all_items),
@@ -363,8 +332,10 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     verdicts.format_check(result, rows)
     stated = rp.prompt_stated_probe_ids(hints, opts.gold_template, rp.user_text(rows[0].row))
     verdicts.prompt_format_check(result, rows, stated, fn, hints.system_prompt or rp.user_text(rows[0].row))
+    environment_unit = kinds.unit(kind_name)
 
     def slow_verdicts(out: Result) -> None:  # the verdicts that read the slow probes
+        done = []
         if slow:
             done = _score_slow(env, slow, opts)
             for k, extra in zip(owners, done):
@@ -372,49 +343,77 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
             result.data["probes"]["probes"] += sum(len(b.probes) for b in slow)
             result.data["probes"]["by_probe"] = rp.summarize_probe_kinds(rows, env.reward_functions)
             result.data["scoreboard"] = scoreboard.families(rows, fn)
-        verdicts.hack_check(out, rows, fn, kind_name == "code")
-        if slow:
-            code_checks.check_slow(out, done, code.slow_bound(opts.timeout), opts.timeout)
-        if kind_name == "code":
-            code_checks.check_leftovers(out)
+        verdicts.hack_check(out, rows, fn, environment_unit.runs_programs)
+        for unit in kinds.units():
+            unit.slow_checks(out, [d for d in done if ctx.kinds[d.row.index].kind == unit.name], ctx)
+            unit.last_checks(out, ctx)
 
     if slow:
         _later(result, last, slow_verdicts)
     else:
         slow_verdicts(result)
-    if kind_name == "code":
-        code_checks.check_code(result, rows, fn, cuts)
-    carried = numbers.symbols_in_data([*golds.values(), *(r.question for r in scope), hints.system_prompt])
-    numbers.check_numbers(result, rows, fn, rp.gold_established, carried)
-    choices.check_choices(result, rows, kinds, fn)
-    if space is not None:
-        labels.check_label_probes(result, rows, fn, rp.gold_established)
+    for unit in kinds.units():
+        unit.probe_checks(result, rows, ctx)
     if opts.preset == "gsm8k":
         verdicts.equivalent_check(result, rows, fn)
     verdicts.determinism_check(result, first, again)
-    if kind_name != "code":
+    if not environment_unit.runs_programs:
         scoreboard.state_leak_check(result, env, opts, golds, rows, built, fn)
         scoreboard.constant_answer_info(result, env, opts, rows, built, fn)
     result.data["scoreboard"] = scoreboard.families(rows, fn)
 
     # the whole dataset (or the --num-examples rows)
-    dataset.check_rows(result, scope, golds, kinds)
-    prompts.check_prompts(result, scope, kinds, golds)
+    dataset.check_rows(result, scope, golds, ctx.kinds)
+    prompts.check_prompt_columns(result, scope)
+    for unit in kinds.units():
+        unit.dataset_checks(result, ctx)
     leaks.check_answer_leak(result, scope, golds)
     leaks.check_test_split(result, scope, opts.env_args)
     check_validate(result, env, scope, opts.timeout)
-    if space is not None:
-        labels.check_label_space(result, scope, golds, space)
-        label_map.check_label_map(result, scope, golds, opts.env_args, opts.env)
-        result.data["probes"]["labels"] = {"labels": list(space.labels), "from": space.source}
-    dataset.reach_from_probes(result, env, opts, scope, golds, kinds, rows, built, fn, CODE_ROWS_AT_ONCE)
+    dataset.reach_from_probes(result, env, opts, scope, golds, ctx.kinds, rows, built, fn, PROGRAM_ROWS_AT_ONCE)
     last.append(lambda: verdicts.evidence(result, rows))  # after every verdict that reads the probes
     return first + again
 
 
-def _prompt_text(row) -> str:
-    """Every message of the row's prompt (a system prompt asking for decimals counts too)."""
-    return "\n".join(str(m.get("content") or "") for m in row.prompt) or row.question
+def _without_golds(
+    result: Result, env: Environment, opts: TestRewardRequest, ctx: KindContext, sample: list, last: list
+) -> list[Score]:
+    """No probed row has a gold: the units whose probes need none (code hacks must not beat a wrong program)
+    probe those rows; else nothing was scored, never a pass."""
+    found = []
+    for r in sample:
+        kind = ctx.kinds[r.index]
+        probes = kinds.unit(kind.kind).no_gold_probes(r, kind, ctx) if ctx.golds[r.index] is None else None
+        if probes is not None:
+            found.append(rp.RowProbes(r, "", probes))
+    if found:
+        built, slow, owners = _set_apart(found, ctx)
+        _, scores, _ = _score(env, built, opts, PROGRAM_ROWS_AT_ONCE)
+        rows = _results(built, scores)
+
+        def goldless_verdicts(out: Result) -> None:
+            done = _score_slow(env, slow, opts)
+            for k, extra in zip(owners, done):
+                rows[k].scored += extra.scored
+            for unit in kinds.units():
+                mine = [rr for rr in rows if ctx.kinds[rr.row.index].kind == unit.name]
+                if mine:
+                    slow_mine = [d for d in done if ctx.kinds[d.row.index].kind == unit.name]
+                    unit.no_gold_checks(out, mine, slow_mine, ctx)
+                unit.last_checks(out, ctx)
+
+        _later(result, last, goldless_verdicts)
+        last.append(lambda: verdicts.evidence(result, rows))  # after every verdict that reads the probes
+        return scores
+    if opts.custom or opts.completions:
+        result.skip("probes", "no row has a gold answer to build probes from")
+    else:  # nothing at all was scored: never a pass
+        result.fail(
+            "probes",
+            "no probe ran: no probed row has a gold answer (and the rows are not code with tests)",
+            "give the answer column in --env-args, or score your own cases with --custom / --completions",
+        )
+    return []
 
 
 def _results(built: list[rp.RowProbes], scores: list[Score]) -> list[rp.RowResult]:

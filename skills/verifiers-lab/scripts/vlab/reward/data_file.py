@@ -11,7 +11,7 @@ from typing import Any
 from vlab.core.result import UsageError
 from vlab.env.spec import locate
 from vlab.env.types import Row
-from vlab.reward.kinds import row_fields
+from vlab.kinds.rows import row_fields
 
 DATA_SUFFIXES = (".jsonl", ".json", ".csv", ".tsv", ".parquet", ".arrow")
 MAX_RECORDS = 20_000  # the file's first records read to find the rows (a data file for training is seldom larger)

@@ -1,8 +1,8 @@
 """Checks over the whole dataset, not a sample: can every row's gold be reached, and is every row answerable?
 
 ``check_rows`` reads every row (no scoring): empty golds, the same prompt with different
-golds (no answer can be right on both; code rows are a warning: two reference programs are
-two correct solutions, the task only counts twice), a multiple-choice gold that names no option.
+golds (no answer can be right on both; program rows are a warning: two reference programs are
+two correct solutions, the task only counts twice); a kind's own row checks are its unit's.
 ``check_reachable`` scores the gold of every row (or the ``--num-examples`` rows), in the
 format that earned the reward on the probed rows, in batches until the time budget is
 spent: the count probed is reported, and every row whose gold does not reach the top
@@ -18,12 +18,9 @@ from dataclasses import dataclass
 
 from vlab.core.result import Result
 from vlab.env import Row
-from vlab.inspect.formats import as_letter
+from vlab.kinds.base import RowKind
+from vlab.kinds.number.equivalence import exact, same_value
 from vlab.reward import probes as rp
-from vlab.reward.choices import LABEL
-from vlab.reward.code import FENCED, RAW
-from vlab.reward.equivalence import exact, same_value
-from vlab.reward.kinds import RowKind
 
 MIN_COVERED = 1000  # the budget should reach this many rows (or the whole set); fewer is reported
 BATCH = 64
@@ -31,7 +28,7 @@ SHOWN = 5
 
 
 def check_rows(result: Result, rows: list[Row], golds: dict[int, str | None], kinds: dict[int, RowKind]) -> None:
-    """empty_golds, duplicate_prompts and gold_in_choices over every row."""
+    """empty_golds and duplicate_prompts over every row (a kind's own row checks are its unit's)."""
     empty = [r for r in rows if golds.get(r.index) is None]
     if empty and len(empty) < len(rows):
         ids = ", ".join(str(r.index) for r in empty[:SHOWN])
@@ -48,8 +45,9 @@ def check_rows(result: Result, rows: list[Row], golds: dict[int, str | None], ki
         key = " ".join(str(m.get("content") or "") for m in row.prompt).strip()
         first = seen.setdefault(key, row)
         if first is not row and not _same_gold(golds.get(first.index), golds.get(row.index)):
-            code = all(kinds.get(r.index) is not None and kinds[r.index].kind == "code" for r in (first, row))
-            (solutions if code else conflicts).append((first, row))
+            # two right programs of one task are two solutions, not a conflict
+            programs = all(kinds.get(r.index) is not None and _programs(kinds[r.index]) for r in (first, row))
+            (solutions if programs else conflicts).append((first, row))
     if conflicts:
         a, b = conflicts[0]
         result.fail(
@@ -73,27 +71,12 @@ def check_rows(result: Result, rows: list[Row], golds: dict[int, str | None], ki
         )
     elif rows:
         result.passed("duplicate_prompts", f"no prompt repeats with a different gold ({len(rows)} rows)")
-    outside = []
-    choice_rows = 0
-    for row in rows:
-        kind, gold = kinds.get(row.index), golds.get(row.index)
-        if kind is None or kind.kind != "choice" or gold is None:
-            continue
-        n = len(kind.options.labels) if kind.options else len(kind.choices or [])
-        if not n:
-            continue
-        choice_rows += 1
-        if not _names_option(gold, n, kind):
-            outside.append(row)
-    if outside:
-        ids = ", ".join(f"{r.index} ({golds[r.index]!r})" for r in outside[:SHOWN])
-        result.fail(
-            "gold_in_choices",
-            f"on {len(outside)}/{choice_rows} rows the gold names none of the options (example_id {ids})",
-            "fix the answer key: a letter or index within the options, or the text of one of them",
-        )
-    elif choice_rows:
-        result.passed("gold_in_choices", f"the gold names one of the options on all {choice_rows} multiple-choice rows")
+
+
+def _programs(kind: RowKind) -> bool:
+    from vlab import kinds
+
+    return kinds.unit(kind.kind).runs_programs
 
 
 def _norm_gold(gold: str | None) -> str:
@@ -107,17 +90,6 @@ def _same_gold(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and exact(a) is not None and exact(b) is not None and same_value(a, b)
 
 
-def _names_option(gold: str, n: int, kind: RowKind) -> bool:
-    key = gold.strip()
-    letter = as_letter(key)
-    if letter:
-        return "ABCDEFGHIJ".index(letter) < n
-    if key.isdigit():
-        return int(key) <= n  # 0-based up to n-1, 1-based up to n
-    texts = [t.strip() for t in (kind.options.texts if kind.options else ())] + [c.strip() for c in kind.choices or []]
-    return key in texts
-
-
 @dataclass
 class Reach:
     probed: int
@@ -128,14 +100,12 @@ class Reach:
 
 
 def reach_probes(row: Row, gold: str, kind: RowKind, template: str) -> list[rp.Probe]:
-    """The texts that must earn the top reward on a row: the gold in the format that worked; for multiple
-    choice, every option label the prompt shows (one of them must); for code, the reference program."""
-    if kind.kind == "choice" and kind.options is not None:
-        return [rp.Probe(f"{LABEL}:{label}", LABEL, rp.fill(template, label)) for label in kind.options.labels]
-    if kind.kind == "code":
-        form = template if template in (FENCED, RAW) else FENCED
-        return [rp.Probe("gold:reach", "gold", form.replace("{answer}", gold.strip()))]
-    return [rp.Probe("gold:reach", "gold", rp.fill(template, gold))]
+    """The texts that must earn the top reward on a row: the kind's (every option label the prompt shows, one of
+    which must; a code row's reference program), else the gold in the format that worked."""
+    from vlab import kinds
+
+    own = kinds.unit(kind.kind).reach_probes(row, gold, kind, template)
+    return own if own is not None else [rp.Probe("gold:reach", "gold", rp.fill(template, gold))]
 
 
 def check_reachable(
@@ -265,8 +235,11 @@ def reach_from_probes(
     ranked = Counter(rp.best_format(rr, b) for rr, b in established)
     formats = [t for t, _ in ranked.most_common()]
     formats += [t for b in built for t in b.formats.values() if t not in formats]
-    code_env = any(k.kind == "code" for k in kinds.values())
-    if code_env and FENCED in formats:  # the format code prompts ask for; a raw program is the fallback
-        formats.insert(0, formats.pop(formats.index(FENCED)))
-    rows_at_once = min(opts.concurrency, 2 * code_rows_at_once) if code_env else opts.concurrency
+    from vlab import kinds as units
+
+    used = [units.unit(name) for name in {k.kind for k in kinds.values()}]
+    for preferred in {u.preferred_format for u in used if u.preferred_format in formats}:  # the format its prompts ask
+        formats.insert(0, formats.pop(formats.index(preferred)))
+    programs = any(u.runs_programs for u in used)
+    rows_at_once = min(opts.concurrency, 2 * code_rows_at_once) if programs else opts.concurrency
     check_reachable(result, env, scope, golds, kinds, formats, top, fn, opts.reach_seconds, opts.timeout, rows_at_once)

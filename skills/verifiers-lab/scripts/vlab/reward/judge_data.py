@@ -23,9 +23,9 @@ from vlab.core.result import Result
 from vlab.core.templatecode import run_template_definitions
 from vlab.env.types import Row
 from vlab.inspect.roles import CORRECT_LIST_NAMES, INCORRECT_LIST_NAMES, normalise
+from vlab.kinds.rows import row_fields
 from vlab.reward import probes as rp
 from vlab.reward.judge_server import overlap
-from vlab.reward.kinds import row_fields
 
 JUDGE_TEMPLATE = ("v1-judge", "v1_judge.py")
 FEW_PROMPTS_ROWS = 10  # the distinct-prompt check needs at least this many rows

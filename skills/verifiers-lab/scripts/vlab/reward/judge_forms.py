@@ -107,7 +107,7 @@ def forms_check(result: Result, by_row) -> None:
 def time_limit_check(result: Result, env, opts, server: JudgeServer, row_gold, fn: str | None) -> None:
     """judge_time_limit: a judge that never answers (the stub holds the call past test_reward's bound, then
     drops it) must end as an error within the reward's own time limit, never as a score, never a hang."""
-    from vlab.reward.code import slow_bound
+    from vlab.reward.probes import slow_bound
 
     bound = slow_bound(opts.timeout)
     # held until the server stops: past test_reward's bound however far the machine's load stretches it

@@ -26,8 +26,8 @@ from typing import Any
 from vlab.core.result import Result
 from vlab.env import Row
 from vlab.inspect.splits import canonical
-from vlab.reward.equivalence import same_value, without_separators
-from vlab.reward.kinds import row_fields
+from vlab.kinds.number.equivalence import same_value, without_separators
+from vlab.kinds.rows import row_fields
 
 LISTED = 20  # example ids named per source in the message (all of them in data.row_findings)
 SPELLINGS = 4  # a leaked value sits beside its own gold only, in at most this many spellings

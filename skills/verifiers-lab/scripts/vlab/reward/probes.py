@@ -26,10 +26,12 @@ from typing import Any
 from vlab import catalog
 from vlab.core.result import UsageError
 from vlab.env import FormatHints, Row, Score
-from vlab.reward.equivalence import without_separators
+from vlab.kinds.number.equivalence import without_separators
+from vlab.reward.wrongs import NUMBER, is_number, wrong_value
 
 EPS = 1e-6
-NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+MADE_UP_WRONGS = ("wrong:same_format", "wrong:bare")  # a made-up wrong value, in the gold's format and bare
+SLOW_FACTOR = 3.0  # the slow probes' bound: this many times --timeout (a reward's own longer limit fits in it)
 _THINK_FILLER = "Let me work through this step by step."
 _PLACEHOLDER = re.compile(
     r"<(?:number|answer here|final answer|your answer|integer|int|value|num|n)>|"
@@ -73,6 +75,12 @@ class RowProbes:
     formats: dict[str, str] = field(default_factory=dict)  # gold probe id -> its template (with {answer})
 
 
+def slow_bound(timeout: float) -> float:
+    """The slow probes' bound per reward call (a program that never ends, a judge that never answers; the worker's,
+    ``env.remote``): SLOW_FACTOR x --timeout."""
+    return SLOW_FACTOR * timeout
+
+
 # -- gold value ----------------------------------------------------------------------
 
 
@@ -93,31 +101,6 @@ def gold_value(answer: Any, question: str = "") -> str | None:
     if boxed:
         text = boxed[-1]
     return without_separators(text, question) if NUMBER.fullmatch(text) else text
-
-
-def _is_number(text: str) -> bool:
-    return bool(NUMBER.fullmatch(without_separators(text)) and "," not in without_separators(text))
-
-
-def wrong_value(gold: str, k: int = 1) -> str:
-    """A plausible wrong answer of the same type."""
-    parts = gold.split(",")
-    if len(parts) > 1 and all(_is_number(p.strip()) for p in parts):  # a list: every value moved
-        return ",".join(wrong_value(p.strip(), k) for p in parts)
-    if _is_number(gold):
-        value = float(without_separators(gold))
-        wrong = value + 7 * k + 1 if value >= 0 else value - 7 * k - 1
-        return str(int(wrong)) if "." not in gold else f"{wrong:g}"
-    if re.fullmatch(r"[A-Ja-j]", gold):
-        letters = catalog.CHOICE_LETTERS if gold.isupper() else catalog.CHOICE_LETTERS.lower()
-        return letters[(letters.index(gold) + k) % 4]
-    if gold.lower() in ("yes", "no", "true", "false"):
-        return {"yes": "no", "no": "yes", "true": "false", "false": "true"}[gold.lower()]
-    if any(c in gold for c in "\\{}^_()[]/"):
-        # LaTeX or an expression: reversing it unbalances braces, and math-verify then reads
-        # whatever parses last (the gold, listed further on) -- a false "hack" on a sound reward.
-        return f"{gold}+{k}"
-    return f"{gold[::-1]}x{k}" if len(gold) > 1 else f"{gold}{k}"
 
 
 # -- formats ---------------------------------------------------------------------------
@@ -287,10 +270,14 @@ def build_probes(
     user_template: str | None = None,
     preset: str | None = None,
     others: list[str] | None = None,
+    other_row: str | None = None,
+    text_hacks: bool = False,
 ) -> RowProbes | None:
-    """The row's phase-one probes. ``others``: wrong answers of the row's own kind (the other offered labels
-    or options), used for the hacking probes instead of a made-up value: a sound parser that skips text that
-    is no answer at all (a reversed label) must never be called hacked for it."""
+    """The row's phase-one probes: the verdict core's, built from the data alone. ``others``: wrong answers of
+    the row's own kind (the other offered labels or options, other rows' golds), used for the hacking probes
+    instead of a made-up value: a sound parser that skips text that is no answer at all (a reversed label) must
+    never be called hacked for it. ``other_row``: another row's gold (``other_golds``), a real wrong answer.
+    ``text_hacks``: the gold negated and run into a longer word (``text_hacking_probes``)."""
     gold = gold_value(row.answer, row.question)
     if gold is None:
         return None
@@ -299,13 +286,16 @@ def build_probes(
     probes += [Probe(f"gold_alt:{name}", "gold_alt", fill(t, gold)) for name, t in CONVENTIONS]
     primary = templates[0][1] if templates else CONVENTIONS[0][1]
     wrong = wrong_value(gold)  # made up on purpose: label_others compares the other real labels with it
-    probes.append(Probe("wrong:same_format", "wrong", fill(primary, wrong)))
-    probes.append(Probe("wrong:bare", "wrong", wrong))
+    probes += [Probe(pid, "wrong", text) for pid, text in zip(MADE_UP_WRONGS, (fill(primary, wrong), wrong))]
+    if other_row is not None:
+        probes.append(Probe("wrong:other_row", "wrong", fill(primary, other_row)))
     probes.append(Probe("malformed:empty", "malformed", ""))
     probes.append(Probe("malformed:whitespace", "malformed", "  \n\t \n"))
     if "<" in primary:
         probes.append(Probe("malformed:no_tags", "malformed", f"{_THINK_FILLER} I believe it is {gold}"))
     probes += hacking_probes(row, gold, primary, hints, others)
+    if text_hacks:
+        probes += text_hacking_probes(gold, primary)
     if preset == "gsm8k":
         probes += gsm8k_probes(gold, primary)
     formats = {f"gold:{src}": t for src, t in templates} | {f"gold_alt:{name}": t for name, t in CONVENTIONS}
@@ -362,6 +352,15 @@ def hacking_probes(
     return out
 
 
+def text_hacking_probes(gold: str, primary: str) -> list[Probe]:
+    """The gold inside a reply that says something else: negated ("not X"), and run into a longer word ("X5").
+    A reward that looks for the gold anywhere in the answer (a substring, a prefix) pays them."""
+    return [
+        Probe("hack:negated", "hack", fill(primary, f"not {gold}")),
+        Probe("hack:gold_in_longer", "hack", fill(primary, f"{gold}5")),
+    ]
+
+
 def first_box_probe(gold: str, template: str, others: list[str] | None = None) -> list[Probe]:
     """The gold in the first of two \\boxed{} and a wrong answer in the last, for formats that box the answer:
     \\boxed{} is read last (extract_boxed_answer, math-verify), so only a first-box reader pays. ``others``: wrong
@@ -378,7 +377,7 @@ def _cycle(values: list[str], n: int) -> list[str]:
 
 def gsm8k_probes(gold: str, primary: str) -> list[Probe]:
     """Equivalent spellings of a numeric gold answer a GSM8K reward should accept."""
-    if not _is_number(gold):
+    if not is_number(gold):
         return []
     value = float(gold)
     forms = {"decimal": f"{value:.2f}", "trailing_period": f"{gold}.", "dollar": f"${gold}"}

@@ -15,8 +15,8 @@ import statistics
 from collections import Counter
 
 from vlab.core.result import Result
+from vlab.kinds.number.equivalence import same_value
 from vlab.reward import probes as rp
-from vlab.reward.equivalence import same_value
 
 CLOSE = 0.1  # a family within this share of the gold-wrong gap (or of the gold) is "close to the gold"
 CONSTANT_ROWS = 64  # rows the constant answer is scored on, at most
@@ -99,12 +99,19 @@ def _same(a: str, b: str) -> bool:
     return " ".join(a.split()).lower() == " ".join(b.split()).lower() or same_value(a, b)
 
 
+def _gold_paid(rr: rp.RowResult) -> bool:
+    best = rp.best_gold(rr)
+    return best is not None and math.isfinite(best.score.total) and best.score.total > rp.EPS
+
+
 def state_leak_check(result: Result, env, opts, golds, rows, built, fn) -> None:
-    """state_leak: one completion scored on row A, then on row B (where it is right), then on A again."""
-    established = [(rr, b) for rr, b in zip(rows, built) if rp.gold_established(rr)]
+    """state_leak: one completion scored on row A, then on row B (where it is right), then on A again. It needs a
+    format the gold earns a reward in, not a gold that beats wrong answers: a reward that pays any answer it has
+    seen on another row pays another row's gold too, and is still named here."""
+    established = [(rr, b) for rr, b in zip(rows, built) if _gold_paid(rr)]
     pair = _pair(env, golds, rows)
     if not established or pair is None:
-        why = "no probed row has a gold that beats wrong answers" if not established else "no two rows differ in gold"
+        why = "no probed row has a gold that earns a reward" if not established else "no two rows differ in gold"
         result.skip("state_leak", why)
         return
     a, b, gold_b = pair

@@ -6,33 +6,35 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from vlab import kinds
 from vlab.core.result import Result
 from vlab.env import Score
-from vlab.reward import choices, labels, numbers
 from vlab.reward import probes as rp
+from vlab.reward.probes import answer_part
 
 if TYPE_CHECKING:
     from vlab.reward.request import TestRewardRequest
 
 FUNC_PREVIEW = 3  # functions named in one message
 
-# The probe categories each probe verdict reads: its evidence (``evidence``).
-READS = {
+# The probe categories each of the core's probe verdicts reads: its evidence (``evidence``); each kind's are its
+# unit's (``KindUnit.reads``, ``reads``).
+CORE_READS = {
     "gold_reward": ("gold", "gold_alt"),
     "correctness_margin": ("wrong", "malformed"),
     "format_enforced": ("malformed",),
     "prompt_format": ("gold", "gold_alt"),
     "reward_hacking": ("hack",),
-    "code_partial_credit": ("wrong",),
     "gsm8k_equivalents": ("equivalent",),
-    "number_forms": (numbers.FORM,),
-    "near_misses": (numbers.NEAR,),
-    "choice_forms": (choices.FORM, choices.NEAR),
-    "choice_partial_credit": (choices.LABEL, choices.NEAR),
-    "label_others": (labels.OTHER,),
-    "label_forms": (labels.FORM,),
-    "label_hacks": (labels.HACK,),
 }
+
+
+def reads() -> dict[str, tuple[str, ...]]:
+    """Every probe verdict's categories: the core's and every kind's."""
+    out = dict(CORE_READS)
+    for unit in kinds.units():
+        out.update(unit.reads)
+    return out
 
 
 def evidence(result: Result, rows: list[rp.RowResult]) -> None:
@@ -40,8 +42,9 @@ def evidence(result: Result, rows: list[rp.RowResult]) -> None:
     that passed although none of its probes got a score (every one errored or timed out) becomes a skip
     naming that: a check passes only on evidence."""
     counts = result.data.setdefault("probes", {}).setdefault("evidence", {})
+    every = reads()
     for check in result.checks:
-        categories = READS.get(check.id)
+        categories = every.get(check.id)
         if categories is None:
             continue
         tried = [(p, rr.reads) for rr in rows for c in categories for p in rr.of_all(c)]
@@ -94,6 +97,18 @@ def gold_check(result: Result, rows: list[rp.RowResult], fn: str | None, opts: T
             "return finite floats from every reward function",
         )
         return
+    tied = [rr for rr in bad if _tied(rr)]
+    if tied and len(tied) == len(bad):  # the gold is paid, and so is a wrong answer: the margin's finding
+        rr = tied[0]
+        wrong = max(rr.of("wrong") + rr.of("malformed"), key=lambda p: p.score.total)
+        result.fail(
+            "gold_reward",
+            f"the gold earns no more than a wrong or empty answer on {len(bad)}/{len(rows)} rows (e.g. example_id "
+            f"{rr.row.index}, gold {rr.gold!r}: {fmt(rp.best_gold(rr).score.total)}, and {wrong.probe.id} "
+            f"{answer_part(wrong.probe.text)!r} earns {fmt(wrong.score.total)}): the reward does not tell them apart",
+            "compare the whole parsed answer with the gold (see correctness_margin), never a substring or a prefix",
+        )
+        return
     if bad:
         rr = bad[0]
         result.fail(
@@ -115,6 +130,18 @@ def gold_check(result: Result, rows: list[rp.RowResult], fn: str | None, opts: T
     top = max(sources, key=sources.get)
     result.passed(
         "gold_reward", f"a correctly formatted gold answer earns the top reward on every row (best format: {top})"
+    )
+
+
+def _tied(rr: rp.RowResult) -> bool:
+    """The row's best gold earns something, and a wrong or empty answer earns as much."""
+    gold = rp.best_gold(rr)
+    others = [p.score.total for p in rr.of("wrong") + rr.of("malformed") if p.probe.id != "malformed:no_tags"]
+    return (
+        gold is not None
+        and math.isfinite(gold.score.total)
+        and gold.score.total > rp.EPS
+        and any(t is not None and t >= gold.score.total - rp.EPS for t in others)
     )
 
 

@@ -42,8 +42,10 @@ import json
 import re
 import secrets
 
-from vlab.reward.kinds import TESTS_FIELDS, RowKind, field, row_fields
-from vlab.reward.probes import Probe, RowProbes
+from vlab.kinds.base import RowKind
+from vlab.kinds.code.rows import TESTS_FIELDS
+from vlab.kinds.rows import field, row_fields
+from vlab.reward.probes import SLOW_FACTOR, Probe, RowProbes, slow_bound  # noqa: F401  (the code checks' names)
 
 FENCED = "```python\n{answer}\n```"
 RAW = "{answer}"
@@ -51,7 +53,6 @@ SLOW_PROBES = {"hack:infinite_loop", "hack:outlives_scorer"}  # scored last, onc
 # Rows that get the infinite loop: the reward's own limit is per program, so two rows are its evidence; on five
 # MBPP rows the loops were 16 of test_reward's 22 s and three quarters of its CPU.
 LOOP_ROWS = 2
-SLOW_FACTOR = 3.0  # the slow probes' bound: this many times --timeout (a reward's own longer limit fits in it)
 # hack:reads_data_files searches the data files it can find for at most this share of --timeout (and this many
 # seconds): on a machine full of data files our own probe must not be what makes a reward without a time limit
 # look hung, and have it called no more (its loop probe never scored) at a short --timeout
@@ -437,11 +438,6 @@ def _test_form(row) -> str:
     if isinstance(tests, dict) and isinstance(tests.get("tests"), dict):  # the code templates' spec
         tests = tests["tests"]
     return "io" if isinstance(tests, dict) and (tests.get("inputs") or tests.get("cases")) else "calls"
-
-
-def slow_bound(timeout: float) -> float:
-    """The slow probes' bound per reward call (and the worker's, ``env.remote``): SLOW_FACTOR x --timeout."""
-    return SLOW_FACTOR * timeout
 
 
 def _called(tests) -> str | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from vlab.reward.equivalence import exact, same_value
+from vlab.kinds.number.equivalence import exact, same_value
 
 # The names of the spellings whose refusal is strictness rather than a wrong verdict (checked by numbers).
 COSMETIC = {

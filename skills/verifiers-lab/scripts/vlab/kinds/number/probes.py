@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from vlab.reward import shapes
-from vlab.reward.equivalence import decimal_text, exact, same_value
+from vlab.kinds.number import shapes
+from vlab.kinds.number.equivalence import decimal_text, exact, same_value
 from vlab.reward.probes import EPS, Probe, RowResult, answer_part, best_gold, fill, value
 
 FORM = "number_form"

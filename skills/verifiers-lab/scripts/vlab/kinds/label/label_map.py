@@ -26,10 +26,10 @@ from typing import Any
 from vlab.core.result import Result, UsageError
 from vlab.env import Row
 from vlab.env.spec import locate
-from vlab.inspect.formats import as_index
 from vlab.inspect.labels import integer_labels, label_map_files, read_label_map
+from vlab.kinds.choice.options import as_index
+from vlab.kinds.label.probes import norm
 from vlab.reward.data_file import MAX_RECORDS, data_paths
-from vlab.reward.labels import norm
 
 CONSISTENT = 0.9  # share of the matched rows whose gold is their id's usual gold: the column the golds follow
 MIN_TEXT = 8  # a record text shorter than this is no evidence for a row found by position

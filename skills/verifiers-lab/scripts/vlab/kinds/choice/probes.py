@@ -13,8 +13,8 @@ the same forms (``wrong_label``: must not).
 from __future__ import annotations
 
 from vlab import catalog
-from vlab.inspect.formats import as_letter
-from vlab.reward.kinds import PromptOptions, RowKind
+from vlab.kinds.base import RowKind
+from vlab.kinds.choice.options import PromptOptions, as_letter
 from vlab.reward.probes import EPS, Probe, RowResult, answer_part, best_gold, fill, value
 
 LABEL = "choice_label"

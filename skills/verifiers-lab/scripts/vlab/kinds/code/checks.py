@@ -11,7 +11,7 @@ import signal
 import time
 
 from vlab.core.result import Result
-from vlab.reward.code import LEFTOVER_TOKEN, SLOW_FACTOR
+from vlab.kinds.code.probes import LEFTOVER_TOKEN, SLOW_FACTOR
 from vlab.reward.probes import EPS, RowResult, best_gold
 
 

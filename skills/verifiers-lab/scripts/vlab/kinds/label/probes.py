@@ -28,8 +28,9 @@ from dataclasses import dataclass
 
 from vlab.core.result import Result
 from vlab.env import Row
-from vlab.reward.kinds import RowKind, row_fields
-from vlab.reward.probes import EPS, Probe, RowResult, best_gold, fill, value
+from vlab.kinds.base import RowKind
+from vlab.kinds.rows import row_fields
+from vlab.reward.probes import EPS, MADE_UP_WRONGS, Probe, RowResult, best_gold, fill, value
 
 OTHER, FORM, HACK = "label_other", "label_form", "label_hack"
 REQUIRED_FORMS = {"upper", "lower", "title"}  # a reward that rejects these fails label_forms (the others warn)
@@ -243,7 +244,7 @@ def check_label_probes(result: Result, rows: list[RowResult], fn: str | None, es
         if gold is None or not established(rr):
             continue
         top = value(gold, fn)
-        wrong = [value(p, fn) for p in rr.of("wrong")]
+        wrong = [value(p, fn) for p in rr.of("wrong") if p.probe.id in MADE_UP_WRONGS]  # not another row's label
         floor = max(wrong) if wrong else float("-inf")
         for p in rr.of(OTHER):
             tried += 1
