@@ -368,6 +368,37 @@ def test_review_steps_name_the_submit_command(tmp_path):
     assert f"--config {written.path} --submit --yes --forward-env WANDB_API_KEY" in result.next_steps[-1]
 
 
+def test_a_dry_run_s_next_steps_push_each_environment_before_the_submit(tmp_path, monkeypatch):
+    """Issue 52: after a dry run the next step was --submit, with no word about pushing the environment the
+    run installs from the Hub: `prime env push` from each environment's folder, labelled --runtime v1, the
+    visibility left to the user, comes before it; for an environment with no folder here, its placeholder."""
+    _source_folder(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    req = request(rehearse=False, output="c.toml")
+    result = Result(TOOL)
+    draft = submit.build_draft(req, result)
+    written = submit.write_draft(req, draft, submit.gate_draft(req, draft, result), result)
+    submit.review_steps(req, draft, written, result)
+    push, last = result.next_steps
+    assert push.startswith("push me/calc-tool to the Environments Hub before --submit")
+    assert "prime env push --path environments/calc_tool --runtime v1 -v PRIVATE" in push
+    assert "-v PUBLIC if the user chose public" in push and "--submit --yes" in last
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no source folder here: the step says where the command runs from
+    (step,) = submit.push_steps(draft, Result(TOOL))
+    assert "prime env push --path ENV_FOLDER --runtime v1" in step and "the folder with its pyproject.toml" in step
+    result = Result(TOOL)
+    result.data["fast_path"] = True  # the Hub has every environment and no source is here: nothing to push
+    assert submit.push_steps(draft, result) == []
+    prime_rl = request(rehearse=False, output=str(tmp_path / "p.toml"), target="prime-rl")
+    result = Result(TOOL)
+    draft = submit.build_draft(prime_rl, result)
+    written = submit.write_draft(prime_rl, draft, submit.gate_draft(prime_rl, draft, result), result)
+    submit.review_steps(prime_rl, draft, written, result)
+    assert not [s for s in result.next_steps if "prime env push" in s]
+
+
 def test_submit_written_sends_the_config_and_records_the_run(tmp_path, monkeypatch):
     sent = []
 

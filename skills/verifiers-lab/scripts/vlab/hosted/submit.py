@@ -30,7 +30,7 @@ from vlab.hosted.builder import build_document, set_path, source_name_for
 from vlab.hosted.document import get, source_env_ids
 from vlab.hosted.flat import convert_flat, looks_flat
 from vlab.hosted.prime_rl_schema import validate_with_prime_rl
-from vlab.hosted.rehearse import local_finder, rehearse_config
+from vlab.hosted.rehearse import RehearseOptions, find_folder, local_finder, rehearse_config, user_path
 from vlab.hosted.request import SubmitRequest, params_from_request
 from vlab.hosted.rules_envs import Lookup
 from vlab.hosted.rules_secrets import key_var_names
@@ -349,6 +349,9 @@ def review_steps(req: SubmitRequest, draft: Draft, written: Written, result: Res
     result.summary = (
         f"dry run: {written.path} is valid" + (f", {len(warned)} warning(s)" if warned else "") + "; nothing submitted"
     )
+    if draft.target == "hosted":  # the run installs each environment from the Hub: pushed first, then secrets
+        for step in push_steps(draft, result):
+            result.step(step)
     for name in key_var_names(draft.plain):  # the judge's key: by name in the config, its value where the run is
         result.step(
             f"add a secret named {name} to the environment on the Environments Hub (its Secrets tab, or link a "
@@ -363,6 +366,26 @@ def review_steps(req: SubmitRequest, draft: Draft, written: Written, result: Res
             f"review {written.path}, then: {command('submit_training')} --config {written.path} "
             "--submit --yes" + "".join(f" --forward-env {n}" for n in req.forward_env)
         )
+
+
+def push_steps(draft: Draft, result: Result) -> list[str]:
+    """``prime env push`` for each environment of a hosted config, from the folder the rehearsal built (or would
+    build) it from; an environment with no folder here is named too, unless the Hub confirmed every one."""
+    rehearsal = result.data.get("rehearsal") or {}
+    folders = {s.get("env_id"): s.get("folder") for s in rehearsal.get("sources", []) if isinstance(s, dict)}
+    steps = []
+    for env_id in sorted({e for _, e in source_env_ids(draft.plain) if isinstance(e, str)}):
+        folder = folders.get(env_id) or find_folder(env_id, RehearseOptions())
+        if folder is None and result.data.get("fast_path"):
+            continue  # on the Hub already, and no source here to push
+        shown = user_path(Path(folder)) if folder else None
+        steps.append(
+            f"push {env_id} to the Environments Hub before --submit (the run installs it from there): "
+            f"{gate.push_command(shown)} ("
+            + ("" if shown else "ENV_FOLDER: the folder with its pyproject.toml; ")
+            + "-v PUBLIC if the user chose public: ask, never choose for them)"
+        )
+    return steps
 
 
 def submit_written(req: SubmitRequest, draft: Draft, written: Written, result: Result) -> None:
