@@ -126,6 +126,29 @@ def test_names_given_on_the_command_line_win(tmp_path):
     assert "label_names" not in short and "names 2 labels" in short["label_names_problem"]
 
 
+@pytest.mark.parametrize(
+    ("given", "agrees"), [("anger,joy,optimism,sadness", True), ("anger,optimism,joy,sadness", False)]
+)
+def test_label_names_beside_a_parquet_classlabel_are_named_with_it_and_the_classlabel_wins(tmp_path, given, agrees):
+    """Issue 52: --label-names was dropped without a word when the Parquet file's ClassLabel names the classes.
+    Both lists are named, the ClassLabel wins; two lists that differ are said loudly."""
+    datasets = pytest.importorskip("datasets")
+    rows = emotion_rows(12)
+    features = datasets.Features({"text": datasets.Value("string"), "label": datasets.ClassLabel(names=NAMES)})
+    datasets.Dataset.from_list(rows, features=features).to_parquet(str(tmp_path / "train.parquet"))
+    r = run_script("inspect_dataset", str(tmp_path / "train.parquet"), "--label-names", given, "--json")
+    obj = assert_result(r.json, "inspect_dataset", 0)
+    fmt = obj["data"]["answer_format"]
+    assert fmt["label_names"] == NAMES and fmt["label_names_from"] == "ClassLabel feature"  # the ClassLabel wins
+    assert fmt["label_names_ignored"] == {"names": given.split(","), "from": "--label-names", "agrees": agrees}
+    (check,) = [c for c in obj["checks"] if c["id"] == "label-names"]
+    theirs = ", ".join(f"{i}={n}" for i, n in enumerate(given.split(",")))
+    assert check["status"] == "warn" and theirs in check["message"]
+    assert "0=anger, 1=joy, 2=optimism, 3=sadness" in check["message"] and "the ClassLabel wins" in check["message"]
+    assert ("DISAGREES" in check["message"]) is not agrees and ("the two lists agree" in check["message"]) is agrees
+    assert "--label-names" in check["hint"]
+
+
 def test_unnamed_integer_labels_warn(tmp_path):
     r = run_script("inspect_dataset", str(emotion_folder(tmp_path, mapping=None)), "--json")
     obj = assert_result(r.json, "inspect_dataset", 0)

@@ -58,6 +58,11 @@ SUBSTITUTIONS = [
         "run the same command and write the same traces",
     ),
     (
+        SCRIPT + 'submit_training.py" ... --env owner/NAME',
+        "--env acme/NAME",
+        "owner/ is the docs' placeholder for the user's Hub owner, which the gate refuses; the user types their own",
+    ),
+    (
         SCRIPT + 'submit_training.py" ...',
         "--offline is appended when absent",
         "its online checks ask the platform whether owner/my-env (published by the push step, not run) and the model "
@@ -257,7 +262,7 @@ learning_rate = 1e-6
 max_tokens = 512
 
 [[env]]
-id = "owner/my-env"
+id = "acme/my-env"
 """
 
 
@@ -306,8 +311,10 @@ def rewrite(command: str, model_url: str) -> tuple[str, list[str]]:
     m = re.fullmatch(r"pip install -e (\S+)", command)
     if m:
         return "true", [m.group(1)]
-    if command.startswith(SCRIPT + 'submit_training.py"') and "--offline" not in command.split():
-        command += " --offline"
+    if command.startswith(SCRIPT + 'submit_training.py"'):
+        command = re.sub(r"(--(?:eval-)?env) owner/", r"\1 acme/", command)
+        if "--offline" not in command.split():
+            command += " --offline"
     if is_v1_eval(command):
         command = command.replace(*V1_EVAL_SIZE)
     return command.replace(LOCAL_URL, model_url), paths

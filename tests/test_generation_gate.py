@@ -497,8 +497,11 @@ def test_placeholder_id_fails_offline(tmp_path):
     r = run_script(TOOL, "--config", str(path), "--offline", "--json", cwd=tmp_path)
     obj = assert_result(r.json, TOOL, 1)
     assert [c["status"] for c in obj["checks"] if c["id"] == "env-placeholder"] == ["fail"]
-    # a real owner that happens to be spelled "owner" is not the placeholder
+    # SKILL.md's own spelling is the placeholder too (issue 52); a real-looking id is not
     path.write_text(NATIVE_CONFIG.replace("primeintellect/reverse-text", "owner/my-env"))
+    r = run_script(TOOL, "--config", str(path), "--offline", "--json", cwd=tmp_path)
+    assert [c["status"] for c in r.json["checks"] if c["id"] == "env-placeholder"] == ["fail"]
+    path.write_text(NATIVE_CONFIG.replace("primeintellect/reverse-text", "acme/color-toy"))
     r = run_script(TOOL, "--config", str(path), "--offline", "--json", cwd=tmp_path)
     assert not [c for c in r.json["checks"] if c["id"] == "env-placeholder"]
 

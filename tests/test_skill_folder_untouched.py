@@ -252,7 +252,7 @@ def rehearsal(scripts: Path, project: Path, env: dict) -> None:
     shipped = project / "environments" / "sums" / "data"
     shipped.mkdir(exist_ok=True)
     shutil.copy(project / "data" / "train.jsonl", shipped / "train.jsonl")
-    submit = ("--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "owner/sums", "--env-arg")
+    submit = ("--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "me/sums", "--env-arg")
     submit += ('dataset_path="train.jsonl"', "--max-steps", "5", "--offline", "--output")
     # Once as the user runs it, then from a process that writes no bytecode, with an empty cache: that process
     # exports no cache folder (its children would compile everything from source there), and the rehearsal's

@@ -153,22 +153,64 @@ def test_a_multi_turn_environment_without_a_limit_warns_and_a_source_s_own_token
     assert f"{WHERE}.sampling.max_completion_tokens" in check.hint
 
 
-def test_the_flat_quickstart_is_refused_until_seq_len_holds_its_turns(tmp_path):
-    """The 2025 alphabet-sort quickstart (max_turns = 5, max_tokens = 512) converted to the template's
-    seq_len 2048, written without a rehearsal: exit 1 naming the sum; --seq-len 4096 writes it."""
+def test_the_flat_quickstart_gets_a_seq_len_that_holds_its_turns_unless_one_was_named(tmp_path):
+    """Issue 52: the 2025 alphabet-sort quickstart (max_turns = 5, max_tokens = 512) names no seq_len: the
+    template's 2048 cannot hold 3328 tokens, so submit_training writes 4096 (3328 rounded up to a multiple of
+    1024) and says so. A seq_len the user named that cannot hold them (--seq-len, or one in the flat file)
+    still fails, naming the sum."""
     flat = tmp_path / "old.toml"
     flat.write_text(FLAT_CONFIGS["alphabet-sort"])
-    args = ["--from-flat", str(flat), "--output", "new.toml", "--no-rehearse", "--offline", "--json"]
-    r = run_script(TOOL, *args, cwd=tmp_path)
-    obj = assert_result(r.json, TOOL, 1)
-    failed = [c for c in obj["checks"] if c["status"] == "fail"]
-    assert [c["id"] for c in failed] == ["token-budget"], failed
-    assert "seq_len 2048 cannot hold max_turns=5 turns: 5 turns x 512 tokens" in failed[0]["message"]
-    assert "raise seq_len to 3328 (--seq-len 3328)" in failed[0]["hint"]
-    assert not (tmp_path / "new.toml").exists() and "Traceback" not in r.stderr
-    r = run_script(TOOL, *args, "--seq-len", "4096", cwd=tmp_path)
-    assert_result(r.json, TOOL, 0)
-    assert tomllib.loads((tmp_path / "new.toml").read_text())["seq_len"] == 4096
+    args = ["--from-flat", str(flat), "--no-rehearse", "--offline", "--json"]
+    r = run_script(TOOL, *args, "--output", "new.toml", cwd=tmp_path)
+    obj = assert_result(r.json, TOOL, 0)
+    chosen = next(c for c in obj["checks"] if c["id"] == "seq-len")
+    assert chosen["status"] == "pass" and chosen["message"].startswith("seq_len = 4096, chosen because none was named")
+    assert "the default 2048 cannot hold" in chosen["message"] and "(3328 tokens)" in chosen["message"]
+    assert "--seq-len N" in chosen["message"]
+    budget = next(c for c in obj["checks"] if c["id"] == "token-budget")
+    assert budget["status"] == "pass" and "seq_len 4096 holds max_turns=5 turns" in budget["message"]
+    written = (tmp_path / "new.toml").read_text()
+    assert tomllib.loads(written)["seq_len"] == 4096 and "seq_len = 4096       # prompt + completion" in written
+    for named, extra in (("the flag", ["--seq-len", "2048"]), ("the flat file", [])):
+        if not extra:
+            flat.write_text(
+                FLAT_CONFIGS["alphabet-sort"].replace("max_steps = 500\n", "max_steps = 500\nseq_len = 2048\n")
+            )
+        r = run_script(TOOL, *args, *extra, "--output", "named.toml", cwd=tmp_path)
+        obj = assert_result(r.json, TOOL, 1)
+        failed = [c for c in obj["checks"] if c["status"] == "fail"]
+        assert [c["id"] for c in failed] == ["token-budget"], named
+        assert "seq_len 2048 cannot hold max_turns=5 turns: 5 turns x 512 tokens" in failed[0]["message"]
+        assert "raise seq_len to 3328 (--seq-len 3328)" in failed[0]["hint"]
+        assert not [c for c in obj["checks"] if c["id"] == "seq-len"] and not (tmp_path / "named.toml").exists()
+
+
+def test_a_seq_len_is_chosen_for_the_rehearsed_turns_only_when_none_was_named():
+    """The rehearsed 6-turn tool environment (3603 tokens) in a config whose seq_len nobody named: 4096; a
+    longer one rounds to the next multiple of 1024; a seq_len that holds the turns is left alone."""
+    assert Budget(2048, 512, 6, 211, 64).fitting_seq_len() == 4096
+    assert Budget(2048, 1024, 5, 211, 64).fitting_seq_len() == 6144  # 5587 tokens
+    result = _rehearsed()
+    assert config_budget(result, _plain(2048), choose=True) == 4096
+    assert checks_of(result, "seq-len")[0].status == "pass"
+    assert [c.status for c in checks_of(result, "token-budget")] == ["pass"]
+    assert result.data["token_budget"][0]["seq_len"] == 4096
+    kept = _rehearsed()
+    assert config_budget(kept, _plain(8192), choose=True) is None and not checks_of(kept, "seq-len")
+    named = _rehearsed()
+    assert config_budget(named, _plain(2048)) is None and checks_of(named, "token-budget")[0].status == "fail"
+
+
+def test_a_new_config_from_the_template_gets_the_seq_len_its_turns_need(tmp_path):
+    req = request("max_turns=5", rehearse=False, output=str(tmp_path / "c.toml"))
+    result = Result(TOOL)
+    draft = submit.build_draft(req, result)
+    assert not draft.seq_len_named
+    submit.rehearse_draft(req, draft, submit.gate_draft(req, draft, result), result)
+    assert draft.plain["seq_len"] == 4096 and "seq_len = 4096" in draft.final_text
+    written = submit.write_draft(req, draft, submit.gate_draft(req, draft, result), result)
+    assert tomllib.loads(written.path.read_text())["seq_len"] == 4096
+    assert submit.build_draft(request("max_turns=5", seq_len=2048), Result(TOOL)).seq_len_named
 
 
 # -- 2. no config without a rehearsal ----------------------------------------------------------------
@@ -324,6 +366,37 @@ def test_review_steps_name_the_submit_command(tmp_path):
     submit.review_steps(req, draft, written, result)
     assert result.summary.startswith(f"dry run: {written.path} is valid")
     assert f"--config {written.path} --submit --yes --forward-env WANDB_API_KEY" in result.next_steps[-1]
+
+
+def test_a_dry_run_s_next_steps_push_each_environment_before_the_submit(tmp_path, monkeypatch):
+    """Issue 52: after a dry run the next step was --submit, with no word about pushing the environment the
+    run installs from the Hub: `prime env push` from each environment's folder, labelled --runtime v1, the
+    visibility left to the user, comes before it; for an environment with no folder here, its placeholder."""
+    _source_folder(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    req = request(rehearse=False, output="c.toml")
+    result = Result(TOOL)
+    draft = submit.build_draft(req, result)
+    written = submit.write_draft(req, draft, submit.gate_draft(req, draft, result), result)
+    submit.review_steps(req, draft, written, result)
+    push, last = result.next_steps
+    assert push.startswith("push me/calc-tool to the Environments Hub before --submit")
+    assert "prime env push --path environments/calc_tool --runtime v1 -v PRIVATE" in push
+    assert "-v PUBLIC if the user chose public" in push and "--submit --yes" in last
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no source folder here: the step says where the command runs from
+    (step,) = submit.push_steps(draft, Result(TOOL))
+    assert "prime env push --path ENV_FOLDER --runtime v1" in step and "the folder with its pyproject.toml" in step
+    result = Result(TOOL)
+    result.data["fast_path"] = True  # the Hub has every environment and no source is here: nothing to push
+    assert submit.push_steps(draft, result) == []
+    prime_rl = request(rehearse=False, output=str(tmp_path / "p.toml"), target="prime-rl")
+    result = Result(TOOL)
+    draft = submit.build_draft(prime_rl, result)
+    written = submit.write_draft(prime_rl, draft, submit.gate_draft(prime_rl, draft, result), result)
+    submit.review_steps(prime_rl, draft, written, result)
+    assert not [s for s in result.next_steps if "prime env push" in s]
 
 
 def test_submit_written_sends_the_config_and_records_the_run(tmp_path, monkeypatch):

@@ -113,7 +113,7 @@ def run_workflow(run: Runner, project: Path) -> list[dict]:
     shutil.copy(project / "data" / "train.jsonl", shipped / "train.jsonl")
     submitted = step(
         "submit_training",
-        *("--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "owner/my-env", "--max-steps", "20"),
+        *("--model", "Qwen/Qwen3-4B-Instruct-2507", "--env", "me/my-env", "--max-steps", "20"),
         *("--env-arg", 'dataset_path="train.jsonl"', "--offline", "--output", "configs/my-env.toml"),
         codes=(1,) if classic else (0,),
     )

@@ -10,7 +10,8 @@
   machine that runs it; a missing one fails). A relative path is decided by evidence, not by its
   look: the rehearsal (``rehearse``) accepts it exactly when the built wheel ships the file; with
   ``rehearsing=False`` (``--no-rehearse``) it is a warning that says it was not checked.
-- **Placeholders** (``placeholder_checks``): an id still naming ``OWNER/...`` fails, offline too.
+- **Placeholders** (``placeholders.placeholder_checks``): an id still naming the docs' owner (``owner/``,
+  ``OWNER/``, ``your-org/``, ``<owner>/``...) fails, offline too.
 - The next step of a prime-rl config (``prime_rl_command``): ``uv run rl @ FILE`` in the checkout.
 
 Used by ``submit.run_submit_training`` and ``vlab.train.primerl`` (local_train --engine prime-rl).
@@ -28,6 +29,7 @@ from vlab.core.installed import run_command
 from vlab.core.invocation import command
 from vlab.core.result import EXIT_FAIL, Check, ToolError
 from vlab.env.generation import CLASSIC, UNKNOWN, V1, Finding, detect
+from vlab.hosted.placeholders import placeholder_checks
 
 # The last prime-rl release whose orchestrator runs classic environments (the `legacy` block).
 LAST_CLASSIC_PRIME_RL = (0, 8, 0)
@@ -37,8 +39,6 @@ ORCHESTRATOR_CONFIG_FILES = (
     "src/prime_rl/configs/orchestrator.py",
     "src/prime_rl/orchestrator/config.py",
 )
-PLACEHOLDER_OWNERS = ("OWNER",)  # as the pack's own hints write it: `prime env info OWNER/NAME`
-PLACEHOLDER_NAMES = ("NAME",)
 # migrate_env writes the v1 package as <module>_v1 next to the classic one (--path DIR elsewhere).
 PUSH_V1 = "prime env push --path MIGRATED_FOLDER --runtime v1"
 
@@ -350,7 +350,8 @@ def run_gate(
         plain, target, online=online, timeout=timeout, checkout=checkout, classic_ids=classic_ids, finder=finder
     )
     data = [] if rehearsing else data_path_checks(plain, target)
-    result.checks += placeholder_checks(plain) + outcome.checks + data
+    ids = [(where, source_id_and_args(source)[0]) for where, source in _sources(plain)]
+    result.checks += placeholder_checks(ids) + outcome.checks + data
     result.data["generations"] = [f.to_dict() for f in outcome.findings]
     if checkout is not None:
         result.data["prime_rl_checkout"] = checkout.to_dict()
@@ -485,27 +486,14 @@ def data_path_checks(doc: dict, target: str, cwd: Path | None = None) -> list[Ch
     return checks
 
 
-# -- placeholders and next steps --------------------------------------------------------------------
+# -- next steps ---------------------------------------------------------------------------------------
 
 
-def placeholder_checks(doc: dict) -> list[Check]:
-    checks = []
-    for where, source in _sources(doc):
-        env_id, _, _ = source_id_and_args(source)
-        if not env_id:
-            continue
-        owner, _, name = env_id.rpartition("/")
-        name = name.split("@")[0]
-        if owner in PLACEHOLDER_OWNERS or name in PLACEHOLDER_NAMES:
-            checks.append(
-                _check(
-                    "env-placeholder",
-                    "fail",
-                    f"{where}: {env_id!r} is still the placeholder id",
-                    "put your environment's Hub id (owner/name, as `prime env push` printed it) in its place",
-                )
-            )
-    return checks
+def push_command(folder: str | None) -> str:
+    """How a v1 environment reaches the Hub before a hosted run: ``prime env push`` from its folder, labelled
+    ``--runtime v1`` (without it the Hub labels by the verifiers pin, ECOSYSTEM.md); SKILL.md's visibility
+    (the user's choice: PUBLIC or PRIVATE)."""
+    return f"prime env push --path {shlex.quote(folder) if folder else 'ENV_FOLDER'} --runtime v1 -v PRIVATE"
 
 
 def prime_rl_command(config_path: str | Path, prime_rl_dir: str | None) -> str:

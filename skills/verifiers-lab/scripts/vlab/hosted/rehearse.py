@@ -8,7 +8,10 @@ For each environment a config names (train and eval sources), this does what the
 2. **Install** the wheel and its ``Requires-Dist`` into a throwaway virtual environment (uv) with the
    verifiers generation the target runs (``VERIFIERS``), never the user's: a dependency the package
    forgets to declare fails here. The venv is cached by the wheel's hash (``cache_root()``), so a
-   second rehearsal of the same package takes seconds.
+   second rehearsal of the same package takes seconds. Without the package index (``--offline``,
+   ``UV_OFFLINE``), what uv's cache lacks comes from this Python (``rehearse_offline``): the build backend
+   builds without isolation, verifiers 0.4.0 and the declared dependencies are linked into the venv; where
+   this Python lacks them too, the check fails (a warning for local_train) naming what is missing.
 3. **Load** the taskset from an empty temporary folder with the config's exact arguments, by its
    installed module, as verifiers 0.4.0 does (``verifiers.v1.utils.loaders``: the id's last segment,
    ``@version`` dropped, ``-`` -> ``_``; the module's ``__all__`` Taskset built with
@@ -49,6 +52,7 @@ from pathlib import Path
 
 from vlab.core.result import EXIT_PREREQ, Check, ToolError
 from vlab.hosted import rehearse_judge
+from vlab.hosted import rehearse_offline as offline
 from vlab.hosted.rehearse_common import (  # noqa: F401  (re-exported: the stages' shared names, as callers knew them)
     BUILD_TIMEOUT,
     DEFAULT_ROWS,
@@ -141,24 +145,41 @@ def _run(cmd: list[str], cwd: Path | None, timeout: float) -> subprocess.Complet
     return run_command(cmd, timeout=timeout, cwd=str(cwd) if cwd else None)
 
 
+def _said(done) -> str:
+    """The last lines a command printed, as one line."""
+    return " | ".join((done.stderr or done.stdout or "").strip().splitlines()[-6:])[-800:]
+
+
 def build_wheel(folder: Path, out_dir: Path, uv: str | None, online: bool) -> Wheel:
-    """``uv build --wheel`` (prime env push's build) into ``out_dir``; ``ToolError`` with the build's own words."""
+    """``uv build --wheel`` (prime env push's build) into ``out_dir``; without the package index, where uv's cache
+    lacks the build backend, the backend installed in this Python builds it (``rehearse_offline``). ``ToolError``
+    with the build's own words; ``rehearse_offline.Unavailable`` when nothing here has the backend."""
     if uv:
         cmd = [uv, "build", "--wheel", "--out-dir", str(out_dir)] + ([] if online else ["--offline"])
     else:
         cmd = [sys.executable, "-m", "build", "--wheel", "--outdir", str(out_dir), str(folder)]
     done = _run(cmd, folder, BUILD_TIMEOUT)
+    built = "as `prime env push` does"
+    if (done.returncode != 0 or not any(out_dir.glob("*.whl"))) and uv and offline.index_unreachable(online):
+        backend = offline.backend_of(folder)  # uv's cache may just lack the backend: build with the installed one
+        if backend.missing:
+            raise offline.build_refusal(backend, _said(done))
+        cmd = offline.build_command(uv, out_dir)
+        done = _run(cmd, folder, BUILD_TIMEOUT)
+        built = (
+            f"by {', '.join(backend.versions) or backend.module} installed in this Python, without isolation "
+            "(offline, uv's cache has no build backend; `prime env push` runs the same backend)"
+        )
     wheels = sorted(out_dir.glob("*.whl"))
     if done.returncode != 0 or not wheels:
-        tail = (done.stderr or done.stdout or "").strip().splitlines()[-6:]
-        raise ToolError(f"building the wheel failed ({' '.join(cmd[:3])}): " + " | ".join(tail)[-800:])
+        raise ToolError(f"building the wheel failed ({' '.join(cmd[:3])}): " + _said(done))
     path = wheels[0]
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
         meta = next((n for n in names if n.endswith(".dist-info/METADATA")), None)
         text = zf.read(meta).decode("utf-8", "replace") if meta else ""
     requires = email.parser.Parser().parsestr(text).get_all("Requires-Dist") or []
-    return Wheel(path, hashlib.sha256(path.read_bytes()).hexdigest(), names, list(requires))
+    return Wheel(path, hashlib.sha256(path.read_bytes()).hexdigest(), names, list(requires), built)
 
 
 # -- 2. install -------------------------------------------------------------------------------------
@@ -168,38 +189,86 @@ def venv_python(folder: Path) -> Path:
     return folder / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def install(wheel: Wheel, uv: str, online: bool) -> tuple[Path, bool]:
-    """A venv with the wheel, its Requires-Dist and ``VERIFIERS``: (its python, reused from the cache?)."""
-    key = hashlib.sha256(f"{wheel.sha256}|{VERIFIERS}|{sys.version_info[:2]}".encode()).hexdigest()[:24]
-    root = cache_root()
-    final = root / key
-    if (final / "ready.json").is_file() and venv_python(final).exists():
-        return venv_python(final), True
-    root.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=root))
+def _venv_key(wheel: Wheel, linked_from: str = "") -> str:
+    text = f"{wheel.sha256}|{VERIFIERS}|{sys.version_info[:2]}" + (f"|linked|{linked_from}" if linked_from else "")
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _cached(final: Path) -> dict | None:
+    """A finished venv's record (ready.json), None when there is none or its links no longer resolve."""
     try:
-        base = getattr(sys, "_base_executable", None) or sys.executable
-        steps = [
-            [uv, "venv", "--quiet", "--python", base, str(work / "venv")],
-            [uv, "pip", "install", "--quiet", "--python", str(venv_python(work / "venv")), str(wheel.path), VERIFIERS]
-            + ([] if online else ["--offline"]),
-        ]
-        for cmd in steps:
-            done = _run(cmd, None, INSTALL_TIMEOUT)
-            if done.returncode != 0:
-                tail = (done.stderr or done.stdout or "").strip().splitlines()[-8:]
-                raise ToolError(" | ".join(tail)[-1200:] or f"{cmd[1]} failed")
-        (work / "venv" / "ready.json").write_text(
-            json.dumps({"wheel": wheel.path.name, "sha256": wheel.sha256, "verifiers": VERIFIERS}), encoding="utf-8"
+        record = json.loads((final / "ready.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not venv_python(final).exists():
+        return None
+    if record.get("linked_from") and not all(
+        offline.links_intact(p) for p in (final / "lib").glob("python*/site-packages")
+    ):
+        return None
+    return record
+
+
+def _installed_how(record: dict) -> str:
+    if record.get("linked_from"):
+        return (
+            f"with {VERIFIERS} and the Requires-Dist, {record.get('linked', '')} packages linked from those installed in "
+            f"{record['linked_from']} (offline: uv's cache lacks them; nothing undeclared is linked)"
         )
+    return f"with its Requires-Dist and {VERIFIERS}"
+
+
+def install(wheel: Wheel, uv: str, online: bool) -> tuple[Path, bool, str]:
+    """A venv with the wheel, its Requires-Dist and ``VERIFIERS``: (its python, reused from the cache?, how it
+    was installed). Without the package index, what uv's cache lacks is linked from this Python's packages
+    (``rehearse_offline``); ``rehearse_offline.Unavailable`` when this Python lacks it too."""
+    unreachable = offline.index_unreachable(online)
+    root = cache_root()
+    for key in [_venv_key(wheel)] + ([_venv_key(wheel, sys.prefix)] if unreachable else []):
+        record = _cached(root / key)
+        if record is not None:
+            return venv_python(root / key), True, _installed_how(record)
+    root.mkdir(parents=True, exist_ok=True)
+    key = _venv_key(wheel)
+    work = Path(tempfile.mkdtemp(prefix=f"{key}.", dir=root))
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    venv = [uv, "venv", "--quiet", "--python", base, str(work / "venv")]
+    python = str(venv_python(work / "venv"))
+    record = {"wheel": wheel.path.name, "sha256": wheel.sha256, "verifiers": VERIFIERS}
+    try:
+        _step(venv)
+        pip = [uv, "pip", "install", "--quiet", "--python", python, str(wheel.path), VERIFIERS]
+        done = _run(pip + ([] if online else ["--offline"]), None, INSTALL_TIMEOUT)
+        if done.returncode != 0:
+            if not unreachable:
+                raise ToolError(_said(done) or "uv pip install failed")
+            dists, missing = offline.closure([*wheel.requires, VERIFIERS])
+            if missing:
+                raise offline.install_refusal(missing, _said(done))
+            shutil.rmtree(work / "venv")  # a fresh venv: nothing half-installed by the failed attempt
+            _step(venv)
+            site = next((work / "venv" / "lib").glob("python*/site-packages"))
+            offline.link_closure(site, dists)
+            _step([uv, "pip", "install", "--quiet", "--offline", "--no-deps", "--python", python, str(wheel.path)])
+            _step([uv, "pip", "check", "--quiet", "--python", python])
+            key = _venv_key(wheel, sys.prefix)
+            record.update({"linked_from": sys.prefix, "linked": len(dists)})
+        (work / "venv" / "ready.json").write_text(json.dumps(record), encoding="utf-8")
+        final = root / key
         try:
             os.rename(work / "venv", final)
         except OSError:  # another rehearsal finished the same venv first: use it
             if not (final / "ready.json").is_file():
                 raise
-        return venv_python(final), False
+        return venv_python(final), False, _installed_how(record)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _step(cmd: list[str]) -> None:
+    done = _run(cmd, None, INSTALL_TIMEOUT)
+    if done.returncode != 0:
+        raise ToolError(_said(done) or f"{' '.join(cmd[:3])} failed")
 
 
 # -- the whole rehearsal ------------------------------------------------------------------------------
@@ -312,44 +381,38 @@ def _build_and_install(result, src: Source, options: RehearseOptions, uv: str | 
     tmp.mkdir(parents=True)
     try:
         wheel = build_wheel(folder, tmp, uv, options.online)
+    except offline.Unavailable as err:  # offline, and neither uv's cache nor this Python has the backend
+        result.checks.append(_unavailable(src, err, options, "rehearse-build"))
+        return folder, None, None, None
     except ToolError as err:
-        if options.online:
-            result.checks.append(
-                _check(
-                    "fail", f"{src.env_id}: {err.message}", "fix pyproject.toml so `uv build --wheel` succeeds there"
-                )
+        result.checks.append(
+            _check(
+                "fail",
+                f"{src.env_id}: {err.message}",
+                "fix pyproject.toml so `uv build --wheel` succeeds there",
+                id="rehearse-build",
             )
-        else:  # offline, uv's cache may just lack the build backend: nothing is known
-            result.checks.append(
-                _check(
-                    "warn",
-                    f"{src.env_id}: building the wheel offline failed, so the run was not rehearsed: {err.message}",
-                    "re-run without --offline (the build backend comes from the package index), or fix pyproject.toml",
-                    id="rehearse-build",
-                )
-            )
+        )
         return folder, None, None, None
     result.checks.append(
         _check(
             "pass",
-            f"{src.env_id}: built {wheel.path.name} from {folder} as `prime env push` does "
+            f"{src.env_id}: built {wheel.path.name} from {folder} {wheel.built} "
             f"({len(wheel.names)} files, Requires-Dist: {', '.join(wheel.requires) or 'none'})",
             id="rehearse-build",
         )
     )
     try:
-        python, cached = install(wheel, uv, options.online)
+        python, cached, how = install(wheel, uv, options.online)
+    except offline.Unavailable as err:
+        result.checks.append(_unavailable(src, err, options, "rehearse-install"))
+        return folder, wheel, None, None
     except ToolError as err:
-        status = "fail" if options.online else "warn"
         result.checks.append(
             _check(
-                status,
-                f"{src.env_id}: installing the wheel with {VERIFIERS} into a fresh venv failed"
-                + ("" if options.online else " offline (uv's cache lacks a package), so the run was not rehearsed")
-                + f": {err.message}",
-                "declare dependencies the index can resolve next to " + VERIFIERS
-                if options.online
-                else "re-run with network access once (it fills uv's cache)",
+                "fail",
+                f"{src.env_id}: installing the wheel with {VERIFIERS} into a fresh venv failed: {err.message}",
+                "declare dependencies the index can resolve next to " + VERIFIERS,
                 id="rehearse-install",
             )
         )
@@ -357,12 +420,24 @@ def _build_and_install(result, src: Source, options: RehearseOptions, uv: str | 
     result.checks.append(
         _check(
             "pass",
-            f"{src.env_id}: {'reused the cached venv' if cached else 'installed the wheel and its Requires-Dist'} "
-            f"with {VERIFIERS} ({python.parent.parent})",
+            f"{src.env_id}: {'reused the cached venv' if cached else 'installed the wheel'} {how} "
+            f"({python.parent.parent})",
             id="rehearse-install",
         )
     )
     return folder, wheel, python, "cached" if cached else "installed"
+
+
+def _unavailable(src: Source, err: offline.Unavailable, options: RehearseOptions, id: str) -> Check:
+    """Offline, and this machine cannot build or install the package: submit_training refuses (no config
+    without a rehearsal), local_train's hand-off warns; the hint names the ways on."""
+    return _check(
+        "fail" if options.required else "warn",
+        f"{src.env_id}: {err.message}, so the run was not rehearsed"
+        + ("; the config is not written without a rehearsal" if options.required else ""),
+        offline.fix_hint(err, options.required),
+        id=id,
+    )
 
 
 def local_finder(env_id: str, online: bool, timeout: float):

@@ -71,6 +71,7 @@ class Wheel:
     sha256: str
     names: list[str]
     requires: list[str]
+    built: str = "as `prime env push` does"  # how it was built, as the build check says it
 
 
 def gold_check(src: Source, scored: dict, n_rows: int, rewards: list[str], full: float | None = None) -> Check:

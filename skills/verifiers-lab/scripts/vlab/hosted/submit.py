@@ -26,11 +26,11 @@ from vlab.core.files import write_atomic, write_json_atomic
 from vlab.core.invocation import command
 from vlab.core.result import EXIT_EXTERNAL, EXIT_FAIL, EXIT_PREREQ, EXIT_USAGE, PrerequisiteError, Result, UsageError
 from vlab.hosted import gate, prime
-from vlab.hosted.builder import build_document, source_name_for
-from vlab.hosted.document import source_env_ids
+from vlab.hosted.builder import build_document, set_path, source_name_for
+from vlab.hosted.document import get, source_env_ids
 from vlab.hosted.flat import convert_flat, looks_flat
 from vlab.hosted.prime_rl_schema import validate_with_prime_rl
-from vlab.hosted.rehearse import local_finder, rehearse_config
+from vlab.hosted.rehearse import RehearseOptions, find_folder, local_finder, rehearse_config, user_path
 from vlab.hosted.request import SubmitRequest, params_from_request
 from vlab.hosted.rules_envs import Lookup
 from vlab.hosted.rules_secrets import key_var_names
@@ -153,6 +153,13 @@ class Draft:
     starting_text: str | None = None
     starting_name: str = ""
     target: str = "hosted"
+    seq_len_named: bool = True  # --seq-len, or a seq_len in the starting file; else the pack may choose one
+
+    def set_seq_len(self, seq_len: int) -> None:
+        """The seq_len the token budget chose, written into the document (its comment kept) and its plain form."""
+        set_path(self.doc, "seq_len", seq_len)
+        self.plain["seq_len"] = seq_len
+        self.text = tomlkit.dumps(self.doc)
 
     @property
     def final_text(self) -> str:
@@ -193,6 +200,7 @@ def build_draft(req: SubmitRequest, result: Result) -> Draft:
     params = params_from_request(req)
     template = "hosted" if req.target == "hosted" else "prime-rl"
     starting_text, starting_name = None, ""
+    named = req.seq_len is not None
     if req.from_flat:
         starting_text, starting_name = read_toml_text(req.from_flat, "flat config"), req.from_flat
         flat = tomllib.loads(starting_text)
@@ -201,12 +209,15 @@ def build_draft(req: SubmitRequest, result: Result) -> Draft:
                 f'{req.from_flat} is not in the old flat shape (no `model = "..."` string or [[env]])',
                 hint=f"check it as it is with --config {req.from_flat}",
             )
+        named = named or "seq_len" in flat
         doc, mappings = convert_flat(flat, template=template)
         doc = build_document(params, base=doc)
         result.data["mappings"] = [m.to_dict() for m in mappings]
     elif req.config:
         starting_text, starting_name = read_toml_text(req.config, "config"), req.config
         doc = build_document(params, base=tomlkit.parse(starting_text))
+        starting = tomllib.loads(starting_text)
+        named = named or "seq_len" in starting or get(starting, "orchestrator.seq_len") is not None
     else:
         if not params.model or not params.sources:
             raise UsageError(
@@ -219,7 +230,7 @@ def build_draft(req: SubmitRequest, result: Result) -> Draft:
     classic_ids = gate.from_legacy(doc)
     text = tomlkit.dumps(doc)
     text = text if text.endswith("\n") else text + "\n"
-    return Draft(doc, tomllib.loads(text), text, set(classic_ids), starting_text, starting_name, req.target)
+    return Draft(doc, tomllib.loads(text), text, set(classic_ids), starting_text, starting_name, req.target, named)
 
 
 def validate_draft(req: SubmitRequest, draft: Draft, result: Result) -> None:
@@ -255,7 +266,8 @@ def gate_draft(req: SubmitRequest, draft: Draft, result: Result) -> gate.GateOut
 def rehearse_draft(req: SubmitRequest, draft: Draft, outcome: gate.GateOutcome, result: Result) -> None:
     """Stage 4, rehearse: each environment built, installed, loaded and scored as the run will (nothing to
     rehearse fails unless --no-rehearse); then the token budget of each train source, on the config's own
-    numbers and what the rehearsal measured (``hosted.tokens``)."""
+    numbers and what the rehearsal measured (``hosted.tokens``); where the user named no seq_len, one that
+    holds the turns is chosen and written into the draft."""
     rehearse_config(
         result,
         draft.plain,
@@ -266,7 +278,9 @@ def rehearse_draft(req: SubmitRequest, draft: Draft, outcome: gate.GateOutcome, 
         rehearsing=req.rehearse,
         required=True,
     )
-    config_budget(result, draft.plain, rehearsing=req.rehearse)
+    chosen = config_budget(result, draft.plain, rehearsing=req.rehearse, choose=not draft.seq_len_named)
+    if chosen is not None:
+        draft.set_seq_len(chosen)
 
 
 def write_draft(req: SubmitRequest, draft: Draft, outcome: gate.GateOutcome, result: Result) -> Written | None:
@@ -335,6 +349,9 @@ def review_steps(req: SubmitRequest, draft: Draft, written: Written, result: Res
     result.summary = (
         f"dry run: {written.path} is valid" + (f", {len(warned)} warning(s)" if warned else "") + "; nothing submitted"
     )
+    if draft.target == "hosted":  # the run installs each environment from the Hub: pushed first, then secrets
+        for step in push_steps(draft, result):
+            result.step(step)
     for name in key_var_names(draft.plain):  # the judge's key: by name in the config, its value where the run is
         result.step(
             f"add a secret named {name} to the environment on the Environments Hub (its Secrets tab, or link a "
@@ -349,6 +366,26 @@ def review_steps(req: SubmitRequest, draft: Draft, written: Written, result: Res
             f"review {written.path}, then: {command('submit_training')} --config {written.path} "
             "--submit --yes" + "".join(f" --forward-env {n}" for n in req.forward_env)
         )
+
+
+def push_steps(draft: Draft, result: Result) -> list[str]:
+    """``prime env push`` for each environment of a hosted config, from the folder the rehearsal built (or would
+    build) it from; an environment with no folder here is named too, unless the Hub confirmed every one."""
+    rehearsal = result.data.get("rehearsal") or {}
+    folders = {s.get("env_id"): s.get("folder") for s in rehearsal.get("sources", []) if isinstance(s, dict)}
+    steps = []
+    for env_id in sorted({e for _, e in source_env_ids(draft.plain) if isinstance(e, str)}):
+        folder = folders.get(env_id) or find_folder(env_id, RehearseOptions())
+        if folder is None and result.data.get("fast_path"):
+            continue  # on the Hub already, and no source here to push
+        shown = user_path(Path(folder)) if folder else None
+        steps.append(
+            f"push {env_id} to the Environments Hub before --submit (the run installs it from there): "
+            f"{gate.push_command(shown)} ("
+            + ("" if shown else "ENV_FOLDER: the folder with its pyproject.toml; ")
+            + "-v PUBLIC if the user chose public: ask, never choose for them)"
+        )
+    return steps
 
 
 def submit_written(req: SubmitRequest, draft: Draft, written: Written, result: Result) -> None:

@@ -12,6 +12,11 @@ every model turn and every tool reply between two turns. The numbers are the con
 - the prompt: the longest of the rehearsed rows, the tool definitions the model is offered included
   (``rehearse_load.size_rollout``); a tool reply is assumed at ``TOOL_OUTPUT_TOKENS``.
 
+Where the user named no seq_len (no ``--seq-len``, none in the starting file: the template's 2048), a
+seq_len that cannot hold a source's turns is not a failure: ``config_budget`` returns the one that holds
+every train source (``Budget.fitting_seq_len``: the sum rounded up to a multiple of 1024), checks the
+sources against it and says so in a ``seq-len`` check; submit_training writes it into the config.
+
 Without a rehearsal (``--no-rehearse``, or a load that failed) only a turn limit the arguments name is
 checked, against an assumed prompt; an unknown turn limit is a skip that says so (the environment's
 code is never imported here). The arithmetic and the verdict are ``train.turns``' (``Budget``,
@@ -101,22 +106,43 @@ def source_budget(
             + ", or name the limit in the source's env.taskset arguments (max_turns, or task.max_turns for a v1 taskset)",
         )
         return record
-    record["needed"] = budget.needed()
+    record.update({"needed": budget.needed(), "fitting_seq_len": budget.fitting_seq_len(), "turns_named": limit})
     check_config_budget(result, named, budget, limit, sizes, (SEQ_FLAG, tokens_key, _turns_key(args, bool(rollout))))
     return record
 
 
-def config_budget(result: Result, plain: dict, rehearsing: bool = True) -> None:
+def config_budget(result: Result, plain: dict, rehearsing: bool = True, choose: bool = False) -> int | None:
     """A ``token-budget`` check for each train source, from the config and what the rehearsal (if it ran)
-    recorded in ``result.data["rehearsal"]``; the numbers go to ``result.data["token_budget"]``."""
+    recorded in ``result.data["rehearsal"]``; the numbers go to ``result.data["token_budget"]``.
+
+    ``choose``: the user named no seq_len, so one that cannot hold a source's turns is replaced by the
+    smallest that holds them all (returned, and said in a ``seq-len`` check); None when the config's stands."""
     from vlab.hosted.gate import _sources, source_id_and_args
 
     rehearsal = result.data.get("rehearsal") or {}
     rollouts = {s.get("where"): s.get("rollout") for s in rehearsal.get("sources", []) if isinstance(s, dict)}
-    records = []
+    train = []
     for where, source in _sources(plain):
         env_id, args, legacy = source_id_and_args(source)
-        if not where.startswith("orchestrator.train.") or not env_id or legacy:
-            continue  # eval rollouts are not trained; a legacy (classic) block is not loaded by verifiers 0.4.0
-        records.append(source_budget(result, where, env_id, args, source, plain, rollouts.get(where), rehearsing))
-    result.data["token_budget"] = records
+        if where.startswith("orchestrator.train.") and env_id and not legacy:
+            train.append((where, env_id, args, source))  # eval rollouts are not trained; legacy blocks not loaded
+
+    def check_all(into: Result, doc: dict) -> list[dict]:
+        return [source_budget(into, w, e, a, s, doc, rollouts.get(w), rehearsing) for w, e, a, s in train]
+
+    chosen = None
+    if choose:
+        seq_len = config_seq_len(plain)
+        short = [r for r in check_all(Result(result.tool), plain) if r.get("needed", 0) > seq_len]
+        if short and _positive(seq_len):
+            chosen = max(seq_len, *(r["fitting_seq_len"] for r in short))
+            plain = {**plain, "seq_len": chosen}
+            widest = max(short, key=lambda r: r["needed"])
+            result.passed(
+                "seq-len",
+                f"seq_len = {chosen}, chosen because none was named: the default {seq_len} cannot hold {widest['where']} "
+                f"({widest['env_id']})'s {widest['turns_named']} ({widest['needed']} tokens), rounded up to a "
+                f"multiple of 1024; pass {SEQ_FLAG} N to set your own (one that cannot hold the turns fails)",
+            )
+    result.data["token_budget"] = check_all(result, plain)
+    return chosen

@@ -132,6 +132,9 @@ def analyse(
                 fmt["label_names"] = list(class_names)
                 fmt["label_names_from"] = names_from
                 fmt["extraction"] = f"the integer is a class id: name = names[answer] (names from {names_from})"
+                if label_names and names_from == "ClassLabel feature":  # the file's own names win over the user's
+                    given, where = label_names
+                    fmt["label_names_ignored"] = {"names": given, "from": where, "agrees": given == list(class_names)}
             elif ids is not None:
                 fmt["integer_labels"] = True
                 if names_from:
@@ -405,9 +408,27 @@ def _split_checks(result: Result, sample: Sample) -> None:
 
 def _label_checks(result: Result, fmt: dict[str, Any]) -> None:
     names = fmt.get("label_names")
+    ignored = fmt.get("label_names_ignored")
+    if ignored:  # --label-names / --label-map beside a ClassLabel: the file's names win, and the user is told
+        theirs, ours = _numbered(ignored["names"]), _numbered(names)
+        if ignored["agrees"]:
+            result.warn(
+                "label-names",
+                f"{ignored['from']} ({theirs}) is not used: the file's ClassLabel feature names the classes itself "
+                f"({ours}), and the ClassLabel wins; the two lists agree",
+                f"drop {ignored['from'].split()[0]}: the data names its own classes",
+            )
+        else:
+            result.warn(
+                "label-names",
+                f"{ignored['from']} DISAGREES with the file's ClassLabel feature and is ignored: you named {theirs}, "
+                f"the file names {ours}; the ClassLabel wins (new_env writes its names into the environment)",
+                "find out which list is right before going on: if yours is, the file's ClassLabel is wrong: save the "
+                "data again with your names (Dataset.cast_column on the label column with ClassLabel(names=[...])) "
+                f"and re-run; if the file's is, drop {ignored['from'].split()[0]}",
+            )
     if names and fmt.get("label_names_from") != "ClassLabel feature":
-        shown = ", ".join(f"{i}={n}" for i, n in enumerate(names) if n)
-        result.passed("label-names", f"class ids are named by {fmt['label_names_from']}: {shown}")
+        result.passed("label-names", f"class ids are named by {fmt['label_names_from']}: {_numbered(names)}")
     elif fmt.get("integer_labels"):
         why = f" ({fmt['label_names_problem']})" if fmt.get("label_names_problem") else ""
         result.warn(
@@ -425,6 +446,10 @@ def _label_checks(result: Result, fmt: dict[str, Any]) -> None:
             f"labels in the {dist['rows']} rows read: {counts}; always answering {dist['majority']!r} "
             f"would score {dist['majority_share']:.2f}",
         )
+
+
+def _numbered(names: list[str]) -> str:
+    return ", ".join(f"{i}={n}" for i, n in enumerate(names) if n)
 
 
 def _map_beside(sample: Sample) -> tuple[list[str] | None, str | None]:

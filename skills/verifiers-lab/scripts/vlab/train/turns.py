@@ -15,7 +15,8 @@ reply sizes) and writes the sum every verdict names; three verdicts read it:
   turn limit's worth of turns;
 - ``check_config_budget`` (submit_training, ``hosted.tokens``): a config's own seq_len and tokens per
   turn, the prompt measured by the rehearsal; fails when ``seq_len`` cannot hold the turn limit's
-  worth of turns (a config for a run whose long rollouts are cut is not written).
+  worth of turns (a config for a run whose long rollouts are cut is not written); where the user named no
+  seq_len, submit_training sets ``Budget.fitting_seq_len`` instead (the sum rounded up to a multiple of 1024).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from vlab.core.result import Result
 from vlab.train.memory import DEFAULT_PROMPT_TOKENS
 
 TOOL_OUTPUT_TOKENS = 64  # a short tool reply between two model turns (a calculator's number, an error line)
+SEQ_LEN_STEP = 1024  # a seq_len the pack chooses is a multiple of this (every power of two from 1024 is one)
 
 
 def max_turns(args: dict[str, Any]) -> int | None:
@@ -71,6 +73,11 @@ def turns_that_fit(
     return max(0, room // (completion_tokens + output_tokens))
 
 
+def round_seq_len(tokens: int) -> int:
+    """``tokens`` rounded up to a multiple of ``SEQ_LEN_STEP``: 3328 -> 4096, 5000 -> 5120."""
+    return max(1, -(-tokens // SEQ_LEN_STEP)) * SEQ_LEN_STEP
+
+
 @dataclass(frozen=True)
 class Budget:
     """One rollout that uses every turn, against ``seq_len``: the numbers each verdict reads and names."""
@@ -93,6 +100,10 @@ class Budget:
 
     def holds(self, turns: int | None = None) -> bool:
         return self.needed(turns) <= self.seq_len
+
+    def fitting_seq_len(self) -> int:
+        """The seq_len the pack chooses when none was named: the sum rounded up to a multiple of 1024."""
+        return round_seq_len(self.needed())
 
     def sum(self, turns: int | None = None) -> str:
         """``6 turns x 512 tokens + prompt 180 + 5 tool replies x 64 = 3572 tokens``: the arithmetic, written out."""
