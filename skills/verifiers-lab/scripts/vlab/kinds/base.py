@@ -196,6 +196,11 @@ class KindUnit:
     def reach_probes(self, row: Row, gold: str, kind: RowKind, template: str) -> list[Probe] | None:
         return None
 
+    def gold_forms(self, row: Row, gold: str, kind: RowKind, ctx: KindContext) -> list[str]:
+        """Every other form this kind knows the row's gold in (an alias, a normalised spelling, a test's expected
+        output): what the policy must not find in its prompt (``reward.leaks``). The gold as stored is the core's."""
+        return []
+
     # -- checks
     def probe_checks(self, result: Result, rows: list[RowResult], ctx: KindContext) -> None:
         pass
