@@ -47,8 +47,9 @@ import time
 import zipfile
 from pathlib import Path
 
-from vlab.core.result import EXIT_PREREQ, Check, ToolError
+from vlab.core.result import EXIT_EXTERNAL, EXIT_PREREQ, Check, ToolError
 from vlab.hosted import rehearse_judge
+from vlab.hosted.prime import NETWORK_TEXT
 from vlab.hosted.rehearse_common import (  # noqa: F401  (re-exported: the stages' shared names, as callers knew them)
     BUILD_TIMEOUT,
     DEFAULT_ROWS,
@@ -290,6 +291,18 @@ def no_folder_check(env_id: str, options: RehearseOptions) -> Check:
     )
 
 
+def _index_unreachable(src: Source, what: str, err: ToolError) -> Check:
+    """uv could not reach the package index: an external failure (exit 4), retried or skipped with --offline."""
+    return Check(
+        "rehearse",
+        "fail",
+        f"{src.env_id}: {what} needs the package index, which could not be reached: {err.message}",
+        "check the network (or the index uv uses) and retry, or pass --offline (uv builds and installs from its "
+        "cache) or --no-rehearse",
+        EXIT_EXTERNAL,
+    )
+
+
 def _build_and_install(result, src: Source, options: RehearseOptions, uv: str | None, tmp: Path):
     """(folder, wheel, venv python, "cached"|"installed"|None); the checks of what failed go into ``result``."""
     folder = find_folder(src.env_id, options)
@@ -313,7 +326,9 @@ def _build_and_install(result, src: Source, options: RehearseOptions, uv: str | 
     try:
         wheel = build_wheel(folder, tmp, uv, options.online)
     except ToolError as err:
-        if options.online:
+        if options.online and NETWORK_TEXT.search(err.message):  # the index did not answer: not the package's fault
+            result.checks.append(_index_unreachable(src, "building the wheel", err))
+        elif options.online:
             result.checks.append(
                 _check(
                     "fail", f"{src.env_id}: {err.message}", "fix pyproject.toml so `uv build --wheel` succeeds there"
@@ -340,6 +355,9 @@ def _build_and_install(result, src: Source, options: RehearseOptions, uv: str | 
     try:
         python, cached = install(wheel, uv, options.online)
     except ToolError as err:
+        if options.online and NETWORK_TEXT.search(err.message):
+            result.checks.append(_index_unreachable(src, f"installing the wheel with {VERIFIERS}", err))
+            return folder, wheel, None, None
         status = "fail" if options.online else "warn"
         result.checks.append(
             _check(
