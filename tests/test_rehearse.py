@@ -133,7 +133,8 @@ def test_without_the_dataset_argument_fails_naming_it(project, cache):
 
 def test_a_relative_path_the_wheel_does_not_ship_fails_naming_the_file_and_the_pyproject_line(project, cache):
     args = ["--env", "me/rh-numeric", "--env-arg", 'dataset_path="other.jsonl"']
-    obj = assert_result(submit(project, cache, *args, output="configs/other.toml"), TOOL, 1)
+    # nowhere here either: bad input (issue 52), still with the shipping fix for a file not yet put in place
+    obj = assert_result(submit(project, cache, *args, output="configs/other.toml"), TOOL, 2)
     failed = [c for c in obj["checks"] if c["status"] == "fail"]
     assert [c["id"] for c in failed] == ["rehearse-data"]
     assert "'other.jsonl' is not in the built wheel" in failed[0]["message"]
@@ -254,7 +255,7 @@ def test_local_train_prime_rl_rehearses_and_writes_rl_toml_only_when_it_passes(p
     args = ["--engine", "prime-rl", "--env", "environments/rh_numeric/", "--model", "Qwen/Qwen3-0.6B"]
     args += ["--env-args", '{"dataset_path": "other.jsonl"}', "--dry-run", "--gpus", "2", "--json"]
     r = run_script("local_train", *args, "--output-dir", str(tmp_path / "a"), cwd=project, env=cache, timeout=TIMEOUT)
-    obj = assert_result(r.json, "local_train", 1)
+    obj = assert_result(r.json, "local_train", 2)  # other.jsonl is nowhere here either: bad input (issue 52)
     failed = [c for c in obj["checks"] if c["status"] == "fail"]  # the train source and its eval source
     assert failed and {c["id"] for c in failed} == {"rehearse-data"}
     assert all("'other.jsonl' is not in the built wheel" in c["message"] for c in failed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import errno
 import gzip
 import io
@@ -164,6 +165,98 @@ def damage(path: str | os.PathLike) -> UsageError | None:
             hint="download or write it again; a truncated JSON file cannot be read past the cut",
         )
     return None
+
+
+# -- a dataset path as the user typed it ------------------------------------------------------------------
+
+# The suffixes a dataset file carries (each text one also compressed); a Hub id (owner/name) carries none of them.
+DATA_SUFFIXES = frozenset(
+    {
+        ".jsonl",
+        ".ndjson",
+        ".json",
+        ".csv",
+        ".tsv",
+        ".txt",
+        ".parquet",
+        ".pq",
+        ".arrow",
+        ".feather",
+        ".ipc",
+        ".gz",
+        ".zip",
+    }
+)
+_FOLDER_LISTING_CAP = 5000  # entries read from one folder for "did you mean" (a huge folder is not walked)
+
+
+def looks_local(text: str, *bases: str | os.PathLike) -> bool:
+    """``text`` names a local path, whether or not it exists: an existing path, one starting with ``.``, ``/`` or
+    ``~``, one with more than one ``/`` (a Hub id is owner/name), one with a data file suffix (``.jsonl``,
+    ``.parquet``, ``.csv`` ...), or one whose first segment is an existing folder (of the current folder or of one
+    of ``bases``). Never a URL. The one test of "a path, not a Hub id" for datasets and environments."""
+    if not isinstance(text, str) or not text.strip() or "://" in text or "\n" in text:
+        return False
+    if text.startswith((".", "/", "~")) or text.count("/") > 1 or plain_suffix(text) in DATA_SUFFIXES:
+        return True
+    try:
+        if Path(text).expanduser().exists():
+            return True
+        first = text.split("/")[0]
+        return "/" in text and any((Path(base) / first).is_dir() for base in (".", *bases))
+    except (OSError, ValueError):  # a name the file system refuses (too long, a NUL): not a path we can read
+        return False
+
+
+def nearest_names(path: str | os.PathLike) -> list[str]:
+    """For a path that does not exist: the names in its deepest existing folder closest to the first missing
+    segment (difflib), each written from that folder as the user wrote the path, carried on to the rest of the
+    path where that exists (``data/tweet_eval_stance_climat`` -> ``data/tweet_eval_stance_climate``)."""
+    given = Path(path).expanduser()
+    missing: list[str] = [given.name]
+    folder = given.parent
+    try:
+        while not folder.exists() and folder != folder.parent:
+            missing.insert(0, folder.name)
+            folder = folder.parent
+        if not folder.is_dir():
+            return []
+        names = [entry.name for _, entry in zip(range(_FOLDER_LISTING_CAP), os.scandir(folder))]
+    except OSError:
+        return []
+    out = []
+    for name in difflib.get_close_matches(missing[0], [n for n in names if not n.startswith(".")], n=3, cutoff=0.75):
+        found = folder / name
+        longer = found.joinpath(*missing[1:])
+        out.append(str(longer if missing[1:] and longer.exists() else found))
+    return out
+
+
+def missing_path(text: str, what: str = "no such file or folder", hint: str = "") -> UsageError:
+    """Bad input (exit 2) for a local path that does not exist: the path, and the closest existing names."""
+    near = nearest_names(text)
+    return UsageError(
+        f"{what}: {text}" + (f" (did you mean {' or '.join(near)}?)" if near else ""),
+        hint=hint or "check the path from the current folder (a Hugging Face Hub id is owner/name, with no suffix)",
+    )
+
+
+def data_files_in(folder: str | os.PathLike, limit: int = 5) -> list[str]:
+    """The data files in ``folder`` and its subfolders (two levels), train files first, as paths from where the
+    folder was named: what a folder given where a file is expected could have meant."""
+    root = Path(folder)
+    found: list[Path] = []
+    try:
+        for pattern in ("*", "*/*"):
+            for p in root.glob(pattern):
+                if len(found) >= _FOLDER_LISTING_CAP:
+                    break
+                if p.is_file() and plain_suffix(p) in DATA_SUFFIXES and not p.name.startswith("."):
+                    found.append(p)
+    except OSError:
+        return []
+    found.sort(key=lambda p: ("train" not in p.name.lower(), len(p.parts), str(p)))
+    return [str(p) for p in found[:limit]]
 
 
 def open_text(path: str | os.PathLike, encoding: str = "utf-8", newline: str | None = None) -> IO[str]:

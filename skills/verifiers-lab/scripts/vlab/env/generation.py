@@ -23,6 +23,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vlab.core.files import looks_local
 from vlab.core.installed import version_tuple
 from vlab.core.result import UsageError
 from vlab.env.spec import locate
@@ -339,7 +340,7 @@ def _distribution_requirements(module: str) -> list[str]:
 def detect_local(spec: str) -> Finding:
     """A module file, a package folder, or an installed module; ``UsageError`` for a path that is not there."""
     path = Path(spec).expanduser()
-    if spec.endswith(".py") or path.exists() or spec.startswith((".", "/", "~")):
+    if spec.endswith(".py") or looks_local(spec):
         located = locate(spec)  # pure path logic, raises UsageError for a missing file
         return detect_file(spec, located.source, "file" if path.is_file() else "package")
     if _INSTALLED_ID.match(spec) or _HUB_ID.match(spec):
@@ -363,6 +364,8 @@ def detect_hub(env_id: str, timeout: float = 30.0) -> Finding:
             "not_found": "not on the Environments Hub (or its source is not readable)",
             "no_cli": "the prime CLI is not installed",
             "unreachable": "the Hub could not be reached",
+            "timeout": "the Hub did not answer in time",
+            "platform_error": "the Hub answered with a server error",
             "no_api_key": "prime has no API key",
             "unauthorized": "the Hub refused the API key",
         }.get(listing.state, f"`prime env inspect` failed: {listing.message}")
@@ -414,7 +417,8 @@ def _hub_file(env_id: str, path: str, timeout: float) -> str | None:
 
 
 def is_hub_id(spec: str) -> bool:
-    return bool(_HUB_ID.match(spec)) and not Path(spec).exists()
+    """owner/name[@version], and nothing written like a local path (``core.files.looks_local``)."""
+    return bool(_HUB_ID.match(spec)) and not looks_local(spec)
 
 
 def detect(spec: str, online: bool = True, timeout: float = 30.0) -> Finding:

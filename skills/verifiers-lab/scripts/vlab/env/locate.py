@@ -16,13 +16,14 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import json
 import logging
 import os
 import re
 import sys
 from pathlib import Path
 
-from vlab.core.files import damage
+from vlab.core.files import damage, data_files_in, looks_local, missing_path
 from vlab.core.installed import verifiers_info, version_tuple
 from vlab.core.result import ExternalError, PrerequisiteError, ToolError, UsageError
 from vlab.env.base import Environment
@@ -97,6 +98,25 @@ def looks_classic(text: str) -> bool:
     return bool(re.search(r"^\s*def\s+load_environment\s*\(", text, re.M))
 
 
+# What a loader raises when it asked the network (a Hub dataset) and got no answer.
+_NETWORK_TYPES = frozenset(
+    {
+        "ConnectionError",
+        "ConnectError",
+        "ConnectTimeout",
+        "OfflineModeIsEnabled",
+        "LocalEntryNotFoundError",
+        "HfHubHTTPError",
+        "ReadTimeout",
+        "Timeout",
+        "MaxRetryError",
+        "NewConnectionError",
+        "gaierror",
+    }
+)
+_DATA_ARG = re.compile(r"path|file|dir|folder|data", re.I)  # --env-args keys that name where data is read
+
+
 def classify_load_error(err: BaseException, what: str) -> ToolError:
     """Map an exception raised while building the environment to an exit code and a fix."""
     text = f"{type(err).__name__}: {err}"
@@ -127,20 +147,7 @@ def classify_load_error(err: BaseException, what: str) -> ToolError:
             f"{what} needs an API key: {err}",
             hint=f"export {key.group(1) if key else 'OPENAI_API_KEY'}=... (judge rubrics build their client when loaded; a dummy value is enough to load)",
         )
-    network_types = {
-        "ConnectionError",
-        "ConnectError",
-        "ConnectTimeout",
-        "OfflineModeIsEnabled",
-        "LocalEntryNotFoundError",
-        "HfHubHTTPError",
-        "ReadTimeout",
-        "Timeout",
-        "MaxRetryError",
-        "NewConnectionError",
-        "gaierror",
-    }
-    if names & network_types or any(
+    if names & _NETWORK_TYPES or any(
         s in lowered
         for s in (
             "couldn't reach",
@@ -153,7 +160,8 @@ def classify_load_error(err: BaseException, what: str) -> ToolError:
     ):
         return ExternalError(
             f"{what} needs the network to get its dataset: {text[:300]}",
-            hint="run once with network access to fill the Hugging Face cache, or pass a local dataset path in --env-args",
+            hint="retry with network access (that fills the Hugging Face cache), or pass a local dataset path in "
+            "--env-args",
         )
     if isinstance(err, FileNotFoundError):
         return UsageError(f"{what}: file not found: {err.filename or err}", hint="check the dataset path in --env-args")
@@ -197,9 +205,84 @@ def data_file_damage(env_args: dict) -> UsageError | None:
     return None
 
 
-def _classifier(env_args: dict):
+def data_places(module) -> tuple[Path, ...]:
+    """Where an environment's loader also looks for a relative data path: its package folder, and the templates'
+    ``data/`` and ``<module>_data/`` (installed from a wheel) beside the module."""
+    file = getattr(module, "__file__", None)
+    if not file:
+        return ()
+    here = Path(file).resolve().parent
+    return (here, here / "data", here / f"{module.__name__.split('.')[-1]}_data")
+
+
+def _found(value: str, places: tuple[Path, ...]) -> Path | None:
+    """Where ``value`` exists: from the current folder, else in one of ``places`` (a leading ``data/`` dropped
+    there too, as the templates' ``data_file`` does)."""
+    given = Path(value).expanduser()
+    inside = Path(*given.parts[1:]) if given.parts[:1] == ("data",) and len(given.parts) > 1 else given
+    candidates = [given] + ([] if given.is_absolute() else [p / q for p in places for q in (given, inside)])
+    return next((c for c in candidates if c.exists()), None)
+
+
+def _error_text(err: BaseException) -> str:
+    """The error and the errors it was raised from (a loader wraps the FileNotFoundError it met)."""
+    parts, seen = [], set()
+    while err is not None and id(err) not in seen and len(parts) < 5:
+        seen.add(id(err))
+        parts.append(f"{type(err).__name__}: {err}")
+        err = err.__cause__ or err.__context__
+    return "\n".join(parts)
+
+
+def data_path_problem(env_args: dict, err: BaseException, places: tuple[Path, ...] = ()) -> UsageError | None:
+    """A load error whose cause is a data path in --env-args, as bad input (exit 2): the error (or one it was
+    raised from) names a path written like a local one (``core.files.looks_local``) that exists neither from the
+    current folder nor where the environment looks, which a loader may have sent to the Hub instead; or a folder
+    where the loader wanted a file (a loader that reads folders never fails on one). An error that names no such
+    path (an output folder to be made, the network on a Hub dataset) is classify_load_error's."""
+    text = _error_text(err)
+    names = {t.__name__ for e in (err, err.__cause__, err.__context__) if e is not None for t in type(e).__mro__}
+    for key, value in env_args.items():
+        if not isinstance(value, str) or not _DATA_ARG.search(key) or not looks_local(value, *places):
+            continue
+        found = _found(value, places)
+        spelled = {value, str(Path(value).expanduser().resolve())} | ({str(found.resolve())} if found else set())
+        named = any(s in text for s in spelled)
+        if found is None and named:
+            return missing_path(
+                value,
+                f"--env-args {key}: no such file or folder",
+                hint="check the path from the current folder (the templates also look in the environment's data/ "
+                "folder); a Hugging Face Hub dataset is named owner/name",
+            )
+        if found is not None and found.is_dir() and (named or "IsADirectoryError" in names):
+            files = data_files_in(Path(value).expanduser() if Path(value).expanduser().is_dir() else found)
+            example = json.dumps({key: files[0]}) if files else None
+            return UsageError(
+                f"--env-args {key} is a folder ({value}), where the environment's loader reads a file"
+                + (f"; data files in it: {', '.join(files)}" if files else "; it holds no data files"),
+                hint=f"name one file: --env-args '{example}'"
+                if example
+                else "name a .jsonl/.json/.csv/.parquet file (the loader does not read folders)",
+            )
+    # the loader refused a value it quotes: bad input, in its own words (pydantic's are classify_load_error's)
+    if isinstance(err, ValueError) and "validation error" not in str(err).lower():
+        quoted = next(
+            (k for k, v in env_args.items() if isinstance(v, str) and len(v) > 1 and repr(v) in str(err)), None
+        )
+        if quoted is not None:
+            return UsageError(
+                f"the environment refused --env-args {quoted}: {str(err).splitlines()[0][:300]}",
+                hint=f"change --env-args {quoted} to what the message asks for",
+            )
+    return None
+
+
+def _classifier(env_args: dict, module=None):
+    places = data_places(module)
+
     def classify(err: BaseException, what: str) -> ToolError:
-        return data_file_damage(env_args) or classify_load_error(err, what)
+        return data_file_damage(env_args) or data_path_problem(env_args, err, places) or classify_load_error(err, what)
 
     return classify
 
@@ -247,13 +330,13 @@ def load_env(spec: str, env_args: dict | None = None) -> Environment:
                 f"{spec} is a classic environment (load_environment); verifiers {info.version} only has the v1 API",
                 hint=CLASSIC_INSTALL,
             )
-        return ClassicEnvironment.load(module, spec, env_args, info.version, _classifier(env_args))
+        return ClassicEnvironment.load(module, spec, env_args, info.version, _classifier(env_args, module))
     if getattr(module, "__all__", None) is not None:
         if not info.v1:
             raise PrerequisiteError(
                 f"{spec} is a v1 taskset; verifiers {info.version} has no verifiers.v1", hint=V1_INSTALL
             )
-        return V1Environment.load(module, spec, env_args, info.version, _classifier(env_args))
+        return V1Environment.load(module, spec, env_args, info.version, _classifier(env_args, module))
     raise UsageError(
         f"{spec} is neither a classic environment (no load_environment) nor a v1 taskset (no __all__)",
         hint="a classic env defines load_environment(**kwargs); a v1 taskset exports its vf.Taskset subclass in __all__",

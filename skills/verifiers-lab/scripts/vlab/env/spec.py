@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from vlab.core.files import looks_local, missing_path
 from vlab.core.result import UsageError
 
 
@@ -42,6 +43,12 @@ def locate(spec: str) -> Located:
         raise UsageError(
             f"no environment module found in {spec} (looked for {stem}.py or {stem}/__init__.py)",
             hint="pass the module file itself: path/to/env_module.py",
+        )
+    if looks_local(spec):  # a mistyped path (environments/my_envv): named as missing, never taken for an installed id
+        raise missing_path(
+            spec,
+            "no such environment file or folder",
+            hint="pass a module file, a package folder or an installed env id",
         )
     if re.fullmatch(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)?(@[\w.+-]+)?", spec) and not spec.startswith((".", "/")):
         name = spec.split("/")[-1].split("@")[0].replace("-", "_")

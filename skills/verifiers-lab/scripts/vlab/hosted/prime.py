@@ -43,12 +43,18 @@ class AuthStatus:
     hint: str
 
 
-_NETWORK = re.compile(
-    r"ConnectError|ConnectTimeout|ReadTimeout|Connection refused|Name or service not known|"
-    r"Temporary failure in name resolution|Network is unreachable|Request failed|timed out|"
-    r"\b50[0-9]\b|Service Unavailable|Bad Gateway",
+# The words a command (prime, uv) prints when the network, not the request, failed: DNS on Linux, macOS and
+# Windows, refused or reset connections, proxies, TLS, timeouts. The one home of this list (prime's calls, whoami,
+# the rehearsal's build and install).
+NETWORK_TEXT = re.compile(
+    r"ConnectError|ConnectTimeout|ReadTimeout|WriteTimeout|PoolTimeout|RemoteProtocolError|ProxyError|SSLError|"
+    r"Connection refused|Connection reset|Connection aborted|Server disconnected|Name or service not known|"
+    r"nodename nor servname|getaddrinfo failed|No address associated with hostname|dns error|"
+    r"failed to lookup address|Temporary failure in name resolution|Network is unreachable|No route to host|"
+    r"error sending request|Request failed|timed out|CERTIFICATE_VERIFY_FAILED",
     re.I,
 )
+_NETWORK = re.compile(NETWORK_TEXT.pattern + r"|\b50[0-9]\b|Service Unavailable|Bad Gateway", re.I)
 _NO_KEY = re.compile(r"No API key|not logged in|prime login", re.I)
 _REJECTED = re.compile(r"\b401\b|\b403\b|Unauthori[sz]ed|Forbidden|invalid (api )?key|expired", re.I)
 
@@ -76,7 +82,7 @@ def classify_whoami(out: CommandOutput) -> AuthStatus:
             EXIT_EXTERNAL,
             "unreachable",
             "could not reach the Prime Intellect API",
-            "check the network (or PRIME_API_BASE_URL), or pass --offline to skip network checks",
+            "check the network (or PRIME_API_BASE_URL) and retry, or pass --offline to skip network checks",
         )
     first = next((line.strip() for line in text.splitlines() if line.strip()), "no output")
     return AuthStatus(
@@ -131,11 +137,6 @@ class PrimeCall:
 
 _HTTP_STATUS = re.compile(r"HTTP (\d{3})")
 _UNAUTHORIZED = re.compile(r"unauthori[sz]ed|\b401\b|\b403\b|forbidden|invalid api key", re.I)
-_CONNECT = re.compile(
-    r"ConnectError|ConnectTimeout|ReadTimeout|Connection refused|Name or service not known|"
-    r"Temporary failure in name resolution|Network is unreachable|Request failed|timed out",
-    re.I,
-)
 
 
 def _first_line(text: str) -> str:
@@ -177,7 +178,7 @@ def classify_prime_call(out: CommandOutput) -> PrimeCall:
         return PrimeCall(EXIT_FAIL, "rejected", line)
     if code is not None and code >= 500:
         return PrimeCall(EXIT_EXTERNAL, "platform_error", line)
-    if _CONNECT.search(text):
+    if NETWORK_TEXT.search(text):
         return PrimeCall(EXIT_EXTERNAL, "unreachable", f"could not reach the Prime Intellect API: {line}")
     if re.search(r"^\s*Aborted", text, re.M):
         return PrimeCall(EXIT_FAIL, "aborted", "prime asked for a confirmation and got none (Aborted)")

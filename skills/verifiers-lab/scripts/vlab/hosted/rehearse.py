@@ -50,9 +50,10 @@ import time
 import zipfile
 from pathlib import Path
 
-from vlab.core.result import EXIT_PREREQ, Check, ToolError
+from vlab.core.result import EXIT_EXTERNAL, EXIT_PREREQ, Check, ToolError
 from vlab.hosted import rehearse_judge
 from vlab.hosted import rehearse_offline as offline
+from vlab.hosted.prime import NETWORK_TEXT
 from vlab.hosted.rehearse_common import (  # noqa: F401  (re-exported: the stages' shared names, as callers knew them)
     BUILD_TIMEOUT,
     DEFAULT_ROWS,
@@ -359,6 +360,18 @@ def no_folder_check(env_id: str, options: RehearseOptions) -> Check:
     )
 
 
+def _index_unreachable(src: Source, what: str, err: ToolError) -> Check:
+    """uv could not reach the package index: an external failure (exit 4), retried or skipped with --offline."""
+    return Check(
+        "rehearse",
+        "fail",
+        f"{src.env_id}: {what} needs the package index, which could not be reached: {err.message}",
+        "check the network (or the index uv uses) and retry, or pass --offline (uv builds and installs from its "
+        "cache) or --no-rehearse",
+        EXIT_EXTERNAL,
+    )
+
+
 def _build_and_install(result, src: Source, options: RehearseOptions, uv: str | None, tmp: Path):
     """(folder, wheel, venv python, "cached"|"installed"|None); the checks of what failed go into ``result``."""
     folder = find_folder(src.env_id, options)
@@ -385,6 +398,9 @@ def _build_and_install(result, src: Source, options: RehearseOptions, uv: str | 
         result.checks.append(_unavailable(src, err, options, "rehearse-build"))
         return folder, None, None, None
     except ToolError as err:
+        if options.online and NETWORK_TEXT.search(err.message):  # the index did not answer: not the package's fault
+            result.checks.append(_index_unreachable(src, "building the wheel", err))
+            return folder, None, None, None
         result.checks.append(
             _check(
                 "fail",
@@ -408,6 +424,9 @@ def _build_and_install(result, src: Source, options: RehearseOptions, uv: str | 
         result.checks.append(_unavailable(src, err, options, "rehearse-install"))
         return folder, wheel, None, None
     except ToolError as err:
+        if options.online and NETWORK_TEXT.search(err.message):
+            result.checks.append(_index_unreachable(src, f"installing the wheel with {VERIFIERS}", err))
+            return folder, wheel, None, None
         result.checks.append(
             _check(
                 "fail",

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
-from vlab.core.result import Check
+from vlab.core.files import data_files_in, nearest_names
+from vlab.core.result import EXIT_FAIL, EXIT_USAGE, Check
 from vlab.hosted.rehearse_common import Source, Wheel, _check, module_name, user_path
 
 DATA_EXT = (".jsonl", ".json", ".csv", ".tsv", ".parquet", ".arrow", ".txt", ".yaml", ".yml", ".gz", ".zip")
@@ -100,20 +101,68 @@ def data_checks(
             wrong = _wrong_format(named, member, wheel.path, member)
             checks.append(wrong or _check("pass", f"{named}: shipped in the wheel as {member}", id="rehearse-data"))
             continue
+        here = Path(cwd) if cwd else Path.cwd()
+        places = _local_places(value, folder, here)
+        found = next((p for p in places if p.exists()), None)
+        if found is not None and found.is_dir():
+            checks.append(_folder_check(named, key, value, wheel, module, found, here))
+            continue
         file = PurePosixPath(value).name  # the path from the current folder, as the user would create it
         where = user_path(folder / "data" / file, Path(cwd) if cwd else None) if folder else f"data/{file}"
+        missing, near = "", []
+        if found is None:  # not here either: a mistyped path is bad input (exit 2), with the closest names
+            near = list(dict.fromkeys(user_path(Path(n), here) for p in places for n in nearest_names(p)))
+            missing = (
+                f" and is not here either (looked at {', '.join(dict.fromkeys(user_path(p, here) for p in places))})"
+            )
+            missing += f"; did you mean {' or '.join(near)}?" if near else ""
         checks.append(
-            _check(
+            Check(
+                "rehearse-data",
                 "fail",
-                f"{named} is not in the built wheel {wheel.path.name}: the run would not find it",
-                f"put the file at {where} and ship data/ in pyproject.toml: "
+                f"{named} is not in the built wheel {wheel.path.name}{missing or ': the run would not find it'}",
+                (f"fix the path (did you mean {' or '.join(near)}?), or " if near else "")
+                + f"put the file at {where} and ship data/ in pyproject.toml: "
                 '[tool.hatch.build] include = [..., "data/**"] (the templates\' '
                 '[tool.hatch.build.targets.wheel.sources] "data" = '
                 f'"{module}_data" installs it beside the module), then re-run',
-                id="rehearse-data",
+                EXIT_USAGE if missing else EXIT_FAIL,
             )
         )
     return checks
+
+
+def _local_places(value: str, folder: Path | None, cwd: Path) -> list[Path]:
+    """Where a relative data path is on this machine: from the current folder, in the environment's folder and in
+    its data/ (a leading data/ dropped there, as the templates' data_file does)."""
+    rel = PurePosixPath(value.strip())
+    inside = Path(*rel.parts[1:]) if rel.parts[:1] == ("data",) and len(rel.parts) > 1 else Path(rel)
+    return [cwd / rel] + ([folder / rel, folder / "data" / inside] if folder else [])
+
+
+def _folder_check(named: str, key: str, value: str, wheel: Wheel, module: str, found: Path, cwd: Path) -> Check:
+    """A folder where a file is named: exit 2 naming the data files in it, unless the wheel ships the folder's
+    files (then the load shows whether the environment's loader reads folders)."""
+    rel = PurePosixPath(value.strip().rstrip("/"))
+    inside = PurePosixPath(*rel.parts[1:]) if rel.parts[:1] == ("data",) and len(rel.parts) > 1 else rel
+    prefixes = (f"{module}/{rel}/", f"{module}/data/{inside}/", f"{module}_data/{inside}/", f"data/{inside}/")
+    if any(name.startswith(prefixes) for name in wheel.names):
+        return _check(
+            "pass", f"{named}: a folder the wheel ships (the load shows whether it reads one)", id="rehearse-data"
+        )
+    inner = [Path(f).relative_to(found).as_posix() for f in data_files_in(found)]
+    files = [user_path(found / f, cwd) for f in inner]
+    return Check(
+        "rehearse-data",
+        "fail",
+        f"{named} is a folder ({user_path(found, cwd)}) the wheel does not ship"
+        + (f"; data files in it: {', '.join(files)}" if files else "; it holds no data files"),
+        f"name one of its files: --env-arg {key}='\"{rel}/{inner[0]}\"' (the templates read one file; a loader "
+        "that reads folders needs the folder shipped in data/)"
+        if inner
+        else "name one data file (.jsonl/.json/.csv/.parquet) instead of the folder",
+        EXIT_USAGE,
+    )
 
 
 def _wrong_format(named: str, shown: str, source: Path, member: str | None = None) -> Check | None:

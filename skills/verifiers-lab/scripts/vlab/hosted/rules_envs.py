@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vlab.core.result import EXIT_EXTERNAL, Check
+from vlab.core.result import EXIT_EXTERNAL, EXIT_PREREQ, Check
 from vlab.hosted.document import ENV_ID_RE, get, rule, source_env_ids, train_sources
 
 
@@ -18,6 +18,25 @@ class Lookup:
 
     env_info: Callable[[str], Any]
     train_models: Callable[[], Any]
+
+
+def lookup_failure(call: Any) -> tuple[int, str]:
+    """The exit code and the fix of an online lookup that got no answer, by its cause: the network or the platform
+    (exit 4: retry, or --offline), or this machine's prime CLI or login (exit 3: its own fix, or --offline)."""
+    fixes = {
+        "no_cli": (EXIT_PREREQ, "install the prime CLI (uv tool install prime), or pass --offline to skip the lookups"),
+        "no_api_key": (EXIT_PREREQ, "run `prime login` (or set PRIME_API_KEY), or pass --offline to skip the lookups"),
+        "unauthorized": (
+            EXIT_PREREQ,
+            "the key was refused: `prime login` again, or pass --offline to skip the lookups",
+        ),
+    }
+    if call.state in fixes:
+        return fixes[call.state]
+    code = call.exit_code or EXIT_EXTERNAL
+    if code == EXIT_EXTERNAL:  # unreachable, timeout, platform_error, failed
+        return code, "check the network (or PRIME_API_BASE_URL) and retry, or pass --offline to skip the lookups"
+    return code, "run the same `prime` command yourself to see its full message, or pass --offline to skip the lookups"
 
 
 def check_env_ids(doc: dict, target: str) -> list[Check]:
@@ -116,27 +135,15 @@ def check_online(doc: dict, lookup: Lookup | None, skip_env_ids: set[str] | None
             )
         else:
             # A network or login failure says nothing about whether the environment exists.
-            checks.append(
-                rule(
-                    "env-hub",
-                    "fail",
-                    f"could not look up {env_id}: {call.message}",
-                    "check the network and `prime whoami`, or pass --offline",
-                    call.exit_code or EXIT_EXTERNAL,
-                )
-            )
+            code, hint = lookup_failure(call)
+            checks.append(rule("env-hub", "fail", f"could not look up {env_id}: {call.message}", hint, code))
     model = get(doc, "model.name")
     if isinstance(model, str) and model:
         call = lookup.train_models()
         if call.exit_code != 0:
+            code, hint = lookup_failure(call)
             checks.append(
-                rule(
-                    "model-available",
-                    "fail",
-                    f"could not list Hosted Training models: {call.message}",
-                    "check the network and `prime whoami`, or pass --offline",
-                    call.exit_code or EXIT_EXTERNAL,
-                )
+                rule("model-available", "fail", f"could not list Hosted Training models: {call.message}", hint, code)
             )
         else:
             data = call.data if isinstance(call.data, dict) else {}

@@ -13,9 +13,9 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+from vlab.core.files import looks_local
 from vlab.core.hfhub import NETWORK_ERRORS, switched_on
 from vlab.core.result import ExternalError, PrerequisiteError, UsageError
 from vlab.inspect.sample import Sample
@@ -24,10 +24,10 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[A-Za-z0-9][\w.\-]*)?$")
 
 
 def looks_like_hub_id(source: str) -> bool:
-    """owner/name or name, and not a local path that exists or carries a file suffix."""
-    if Path(source).exists() or source.startswith((".", "/", "~")):
-        return False
-    return bool(HUB_ID.match(source)) and not re.search(r"\.(jsonl?|csv|tsv|parquet|arrow|feather)$", source, re.I)
+    """owner/name or name, and nothing written like a local path (``core.files.looks_local``: an existing path, a
+    data file suffix, more than one ``/``, a first segment that is a folder here), so a mistyped local path is
+    named as missing (exit 2), never looked up on the Hub."""
+    return bool(HUB_ID.match(source)) and not looks_local(source)
 
 
 def offline() -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from vlab.core.files import gzip_cut, is_gzip, open_binary, plain_suffix
+from vlab.core.files import gzip_cut, is_gzip, missing_path, open_binary, plain_suffix
 from vlab.core.jsonl import JSONL_SUFFIXES, check_jsonl
 from vlab.core.result import UsageError
 from vlab.inspect import splits as split_files
@@ -47,7 +47,7 @@ def read_local(path: str | Path, n: int, split: str | None = None, config: str |
     """The first ``n`` rows of a local file or folder (any supported format)."""
     p = Path(path)
     if not p.exists():
-        raise UsageError(f"no such file or folder: {p}", hint="check the path (or pass a hub id like owner/name)")
+        raise missing_path(str(path))
     if p.is_dir():
         return _read_folder(p, n, split, config)
     return read_file(p, n)

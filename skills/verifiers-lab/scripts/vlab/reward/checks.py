@@ -356,7 +356,7 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
         unit.probe_checks(result, rows, ctx)
     if opts.preset == "gsm8k":
         verdicts.equivalent_check(result, rows, fn)
-    verdicts.determinism_check(result, first, again)
+    verdicts.determinism_check(result, first, again, [p for b in built + second for p in b.probes])
     if not environment_unit.runs_programs:
         scoreboard.state_leak_check(result, env, opts, golds, rows, built, fn)
         scoreboard.constant_answer_info(result, env, opts, rows, built, fn)

@@ -4,9 +4,11 @@ Rubric swallowed), hanging and slow reward functions."""
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from typing import TYPE_CHECKING
 
+from vlab.catalog import JUDGE_ERROR_METRIC
 from vlab.core.result import EXIT_EXTERNAL, Result
 from vlab.env import Score
 from vlab.reward.verdicts import FUNC_PREVIEW
@@ -25,6 +27,29 @@ _NETWORK_ERRORS = {
     "InternalServerError",
     "RateLimitError",
 }
+# The same failures in the words of a wrapper that re-raises them as RuntimeError (the classic JudgeRubric:
+# "Judge model API error ... Error code: 500", "Judge model timeout", "... rate limit exceeded"), and of
+# test_reward's judge proxy (judge_server: "the judge endpoint answered HTTP 503 / did not answer / is unreachable").
+_SERVICE_WORDS = re.compile(
+    r"Error code: (5\d\d|429)\b|Connection error|Request timed out|Judge model timeout|rate limit exceeded|"
+    r"the judge endpoint (answered HTTP 5\d\d|did not answer|is unreachable)",
+    re.I,
+)
+
+
+def service_failure(kind: str, message: str) -> bool:
+    """The call failed in the service (network, timeout, HTTP 5xx, rate limit), not in the reward's logic."""
+    return kind in _NETWORK_ERRORS or bool(_SERVICE_WORDS.search(message or ""))
+
+
+def training_effect(env) -> str:
+    """What a reward that raises does to a rollout during training, for this environment's generation: the
+    classic Rubric scores it 0.0 (a judge template's judge_error metric says so); a v1 rollout errors."""
+    if env.capabilities.silent_reward_errors:
+        if JUDGE_ERROR_METRIC in {f.name for f in env.reward_functions}:
+            return f"the classic Rubric scores the rollout 0.0 (its {JUDGE_ERROR_METRIC} metric is 1.0)"
+        return "the classic Rubric scores the rollout 0.0 without a word"
+    return "the v1 rollout errors (its trace is marked failed), never a silent 0.0"
 
 
 def health_checks(result: Result, env, scores: list[Score], opts: TestRewardRequest) -> None:
@@ -64,22 +89,22 @@ def health_checks(result: Result, env, scores: list[Score], opts: TestRewardRequ
         for name, errs in errors.items():
             e = errs[0]
             msgs.append(f"{name} raised {e.type}: {e.message} ({len(errs)}x)\n{e.traceback}")
-        hidden = (
-            " (the classic Rubric scored these 0.0 without a word)" if env.capabilities.silent_reward_errors else ""
-        )
-        kinds = {e.type for errs in errors.values() for e in errs}
-        if kinds <= _NETWORK_ERRORS:  # a judge or remote verifier that cannot be reached: not the reward's logic
+        hidden = " (the classic Rubric scored these 0.0)" if env.capabilities.silent_reward_errors else ""
+        effect = training_effect(env)
+        if all(service_failure(e.type, e.message) for errs in errors.values() for e in errs):
+            # a judge or remote verifier that failed or cannot be reached: an external failure, not the reward's logic
             result.fail(
                 "exceptions",
                 "reward functions could not reach their service:\n" + "\n".join(msgs),
-                "check the network and the judge endpoint/API key, then re-run",
+                "check the network, the endpoint and its API key, then retry (a judge test_reward proxies is given "
+                f"up after half of --timeout: raise it for a slow judge); while the service fails, {effect}",
                 exit_code=EXIT_EXTERNAL,
             )
         else:
             result.fail(
                 "exceptions",
                 "reward functions raised" + hidden + ":\n" + "\n".join(msgs),
-                "fix the exception; during training it silently becomes a 0.0 reward",
+                f"fix the exception; during training {effect}",
             )
         result.step(f"fix the exception in {', '.join(list(errors)[:FUNC_PREVIEW])}")
     elif scoring_errors:

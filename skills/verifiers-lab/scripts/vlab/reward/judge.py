@@ -28,10 +28,11 @@ from typing import Any
 
 from vlab.core import secrets
 from vlab.core.installed import load_scale
-from vlab.core.result import Result, UsageError
+from vlab.core.result import EXIT_EXTERNAL, EXIT_FAIL, Result, UsageError
 from vlab.env import Score
 from vlab.reward import data_file, judge_data
 from vlab.reward import probes as rp
+from vlab.reward.health import service_failure, training_effect
 from vlab.reward.judge_forms import LIMIT_ARG, Scored, form_reply, forms_check, time_limit_check
 from vlab.reward.judge_server import FORMS, STUB_MODEL, JudgeServer
 from vlab.reward.request import JudgeSettings
@@ -154,6 +155,7 @@ def _ramble(question: str) -> str:
 def run_judge_checks(result: Result, env, opts, server: JudgeServer, settings: JudgeSettings) -> list[Score]:
     """Score the judge probes on the probed rows; record the checks and data["judge"]. Returns the
     scores the health checks should see (the verdict-form probes raise on purpose and stay out)."""
+    server.bound_calls(opts.timeout)  # a real judge that hangs answers HTTP 504 before the reward's bound: exit 4
     scope = env.rows(5 if opts.num_examples is None else opts.num_examples)
     golds = [(r, rp.gold_value(r.answer)) for r in scope]
     golds = [(r, g) for r, g in golds if g and str(g).strip()]
@@ -183,7 +185,7 @@ def run_judge_checks(result: Result, env, opts, server: JudgeServer, settings: J
     for s in scored:
         by_row.setdefault(s.row, {})[s.probe] = s
 
-    _gold_check(result, by_row)
+    _gold_check(result, by_row, env)
     _below_gold(result, by_row, "judge_injection", HACKS, fail=True)
     _below_gold(result, by_row, "judge_shortcuts", SHORTCUTS, fail=True)
     _below_gold(result, by_row, "judge_first_sentence", ("reference_first_sentence",), fail=False)
@@ -213,14 +215,21 @@ def _table(by_row: dict[int, dict[str, Scored]]) -> dict[str, list]:
     return out
 
 
-def _gold_check(result: Result, by_row: dict[int, dict[str, Scored]]) -> None:
+def _gold_check(result: Result, by_row: dict[int, dict[str, Scored]], env) -> None:
     errors = [(r, p["gold"].error) for r, p in by_row.items() if p["gold"].error]
     if errors:
         r, err = errors[0]
+        external = all(service_failure(*e.split(": ", 1)) for _, e in errors if ": " in e)
         result.fail(
             "judge_gold",
             f"the gold raised on {len(errors)} of {len(by_row)} rows (row {r}: {err[:200]})",
-            "check the judge endpoint, model and key variable; a judge that fails errors every rollout",
+            (
+                "the judge endpoint failed (an external failure): check it, the network and the key variable, then retry"
+                if external
+                else "check the judge endpoint, model and key variable"
+            )
+            + f"; while the judge fails, {training_effect(env)}",
+            exit_code=EXIT_EXTERNAL if external else EXIT_FAIL,
         )
         return
     values = [p["gold"].value for p in by_row.values()]
@@ -288,6 +297,10 @@ def _reworded_check(result: Result, by_row, margin: float) -> None:
             continue
         if s.value is None or s.value < gold - margin:
             bad.append(f"row {r}: {s.error or s.value} vs gold {gold:g}")
+    compared = [p for p in by_row.values() if p["gold"].value is not None and p.get("gold_reworded") is not None]
+    if not compared:  # no gold scored: nothing to compare the rewording with, never a pass
+        result.skip("judge_reworded", "no evidence: the gold got no score on any probed row")
+        return
     if bad:
         result.fail(
             "judge_reworded",
@@ -346,6 +359,14 @@ def _cost(result: Result, usage: dict[str, int], rollouts: int, settings: JudgeS
         "tokens_counted_by": "the stub (4 characters a token)" if settings.stub else "the judge's reported usage",
     }
     result.data["judge"] = result.data.get("judge", {}) | {"cost": data}
+    if not usage["calls"] and usage.get("failures"):  # the judge was called and failed every time
+        result.warn(
+            "judge_cost",
+            f"no evidence: every one of the {usage['failures']} judge calls made scoring the gold on {rollouts} rows "
+            "failed, so the cost per step is unknown",
+            "make the judge endpoint answer (see judge_gold), then re-run",
+        )
+        return
     if not usage["calls"]:  # nothing measured: no estimate to give
         result.warn(
             "judge_cost",

@@ -20,7 +20,12 @@ The stub (no ``upstream``) answers the way a weak judge does, literally and dete
   or no reply for ``hang_seconds`` (a judge that never answers).
 
 With ``upstream`` (a base URL) it forwards each request there with the key read from an
-environment variable, and counts the usage the real judge reports.
+environment variable, and counts the usage the real judge reports. An upstream that does not answer
+within ``upstream_limit`` (``bound_calls``: half the reward's own bound per call, stretched by the load)
+gets the caller an HTTP 504 that says so, with ``x-should-retry: false`` (the OpenAI client's retries would
+outlast the bound), and every later call the same 504 at once, as test_reward never calls again a reward
+that hung: a hung judge is an external failure like an HTTP 500, never a hang of the reward. A caller
+that went away before the answer (its own time limit) is let go without a word on stderr.
 """
 
 from __future__ import annotations
@@ -28,11 +33,14 @@ from __future__ import annotations
 import json
 import re
 import socket
+import sys
 import threading
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from vlab.core.installed import load_scale
 
 STUB_MODEL = "vlab-stub-judge"
 FORM_MARK = "[vlab-judge-form:{name}]"
@@ -206,11 +214,31 @@ def _count_tokens(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
 
 
+# The share of the reward's bound per call that a proxied judge call may take: the rest is the reward's own
+# work and the error's way back, so a hung judge is reported as one (HTTP 504) before the bound stops the reward.
+UPSTREAM_SHARE = 0.5
+_CLIENT_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A caller that hung up before its answer (its own time limit ended the call) is no error of ours: no
+    traceback on stderr. Anything else is reported as the standard library does."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        if isinstance(sys.exc_info()[1], _CLIENT_GONE):
+            return
+        super().handle_error(request, client_address)
+
+
 class JudgeServer:
     """A loopback judge: the stub (default) or a counting proxy to ``upstream`` with the key from ``api_key``."""
 
     def __init__(self, upstream: str | None = None, api_key: str | None = None, timeout: float = 60.0) -> None:
         self.upstream, self._key, self._timeout = (upstream or "").rstrip("/") or None, api_key, timeout
+        self.upstream_limit: float | None = None  # bound_calls: the seconds an upstream call may take (load-stretched)
+        self.upstream_hung: float | None = None  # the limit an upstream call ran past: later calls fail at once
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self.hang_seconds = 60.0  # how long the judge_hang form holds a call before dropping it
@@ -254,11 +282,12 @@ class JudgeServer:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                if status in (502, 504):  # the proxy's own verdict on the upstream: a retry cannot help in time
+                    self.send_header("x-should-retry", "false")
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="vlab-judge", daemon=True)
         self._started = False
 
@@ -290,6 +319,17 @@ class JudgeServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    def bound_calls(self, seconds: float) -> None:
+        """The reward's bound per call (test_reward's --timeout): a proxied judge call gets UPSTREAM_SHARE of it."""
+        self.upstream_limit = UPSTREAM_SHARE * seconds
+
+    def _upstream_seconds(self) -> float:
+        """How long the upstream may take now: ``upstream_limit`` stretched by the load as the reward's bound is,
+        never past the constructor's ``timeout``."""
+        if self.upstream_limit is None:
+            return self._timeout
+        return min(self._timeout, self.upstream_limit * load_scale())
 
     def usage(self) -> dict[str, int]:
         with self._lock:
@@ -335,6 +375,15 @@ class JudgeServer:
         }
 
     def _forward(self, body: dict) -> tuple[int, dict]:
+        if self.upstream_hung is not None:  # as test_reward treats a reward that hung: not called again
+            with self._lock:
+                self.failures += 1
+            message = (
+                f"the judge endpoint did not answer within {self.upstream_hung:.1f} s on an earlier call, "
+                "so it is not asked again (a hung judge)"
+            )
+            return 504, {"error": {"message": message, "type": "judge_timeout"}}
+        limit = self._upstream_seconds()
         request = urllib.request.Request(
             f"{self.upstream}/chat/completions",
             data=json.dumps(body).encode(),
@@ -342,7 +391,7 @@ class JudgeServer:
             method="POST",
         )
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as answer:
+            with urllib.request.urlopen(request, timeout=limit) as answer:
                 payload = json.loads(answer.read() or b"{}")
                 status = answer.status
         except urllib.error.HTTPError as err:
@@ -352,6 +401,12 @@ class JudgeServer:
         except (urllib.error.URLError, OSError, ValueError) as err:
             with self._lock:
                 self.failures += 1
+            if isinstance(err, TimeoutError) or isinstance(getattr(err, "reason", None), TimeoutError):
+                self.upstream_hung = limit
+                message = (
+                    f"the judge endpoint did not answer within {limit:.1f} s (a hung judge; the call was given up)"
+                )
+                return 504, {"error": {"message": message, "type": "judge_timeout"}}
             return 502, {"error": {"message": f"the judge endpoint is unreachable: {type(err).__name__}"}}
         self._count(payload.get("usage") or {})
         return status, payload

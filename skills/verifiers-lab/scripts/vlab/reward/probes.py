@@ -65,6 +65,9 @@ class Probe:
     id: str  # e.g. "gold:parser", "hack:many_candidates"
     category: str  # gold | gold_alt | wrong | malformed | hack | equivalent
     text: str
+    # The probe's own behaviour may differ between two scorings (a program that searches the disk for a bounded
+    # time): its two scores never count against the reward's determinism.
+    varies: bool = False
 
 
 @dataclass

@@ -373,24 +373,61 @@ def equivalent_check(result: Result, rows: list[rp.RowResult], fn: str | None) -
         )
 
 
-def determinism_check(result: Result, first: list[Score], second: list[Score]) -> None:
-    diffs = []
-    for a, b in zip(first, second):
-        for name in set(a.per_function) | set(b.per_function):
-            va, vb = a.per_function.get(name), b.per_function.get(name)
-            if not _same(va, vb):
-                diffs.append(name)
+# A mismatch whose lower score took at least this many times as long as the higher one is the reward's time
+# limit at work on a busy machine (a program near its limit), not randomness in the reward.
+TIMING_RATIO = 2.0
+
+
+def determinism_check(
+    result: Result, first: list[Score], second: list[Score], probes: list[rp.Probe] | None = None
+) -> None:
+    """deterministic: the same completions scored twice give the same rewards. Judged on the reward's own
+    behaviour only: a probe whose own result varies (``Probe.varies``) and a call that ran out of its time in
+    either scoring are no evidence; a mismatch where the lower score came from a much slower call is the reward's
+    time limit meeting the machine's load, a warning naming the rows; any other mismatch fails."""
+    diffs, timed, compared, excused = [], [], 0, 0
+    for k, (a, b) in enumerate(zip(first, second)):
+        if (probes is not None and k < len(probes) and probes[k].varies) or a.timed_out or b.timed_out:
+            excused += 1
+            continue
+        compared += 1
+        names = [
+            n
+            for n in set(a.per_function) | set(b.per_function)
+            if not _same(a.per_function.get(n), b.per_function.get(n))
+        ]
         if not _same(a.total, b.total):
-            diffs.append("total")
+            names.append("total")
+        if not names:
+            continue
+        (timed if _slower_scored_lower(a, b) else diffs).append((k, names))
     if diffs:
-        names = sorted(set(diffs) - {"total"}) or ["total"]
+        names = sorted({n for _, found in diffs for n in found} - {"total"}) or ["total"]
         result.fail(
             "deterministic",
-            f"scoring the same completions twice gave different rewards ({', '.join(names[:FUNC_PREVIEW])})",
+            f"scoring the same completions twice gave different rewards ({', '.join(names[:FUNC_PREVIEW])}) on "
+            f"{len(diffs)} of {compared}",
             "remove randomness or hidden state from the reward (a judge needs temperature 0)",
         )
+    elif timed:
+        result.warn(
+            "deterministic",
+            f"{len(timed)} of {compared} completions scored lower the time their call took {TIMING_RATIO:g}x longer "
+            "or more: the reward's verdict depends on time (a program near its time limit on a busy machine)",
+            "give each test a CPU-time limit (not wall-clock) with room above the reference's run time",
+        )
     else:
-        result.passed("deterministic", f"a second scoring of {len(first)} completions gave identical rewards")
+        why = f" ({excused} left out: a probe whose own result varies, or a call out of time)" if excused else ""
+        result.passed("deterministic", f"a second scoring of {compared} completions gave identical rewards{why}")
+
+
+def _slower_scored_lower(a: Score, b: Score) -> bool:
+    """The lower-scoring call of the two took TIMING_RATIO times as long as the other, or more."""
+    ta, tb = sum(a.seconds.values()), sum(b.seconds.values())
+    if a.total is None or b.total is None or min(ta, tb) <= 0:
+        return False
+    low, high = (ta, tb) if a.total < b.total else (tb, ta)
+    return low >= TIMING_RATIO * high
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -57,6 +57,8 @@ LOOP_ROWS = 2
 # seconds): on a machine full of data files our own probe must not be what makes a reward without a time limit
 # look hung, and have it called no more (its loop probe never scored) at a short --timeout
 READS_SHARE_OF_TIMEOUT, READS_MAX_SECONDS = 0.4, 5.0
+# The programs whose own result can differ between two scorings (the bounded search finds the file once, not twice).
+VARIES = {"reads_data_files"}
 # The `sleep` an outliving program starts carries this run's token, so test_reward can find what is left.
 LEFTOVER_TOKEN = f"{600 + secrets.randbelow(10**6) / 10**6:.6f}"
 _LOOKS = ("plain", "equal", "same", "compare", "verif")
@@ -314,7 +316,8 @@ def hack_probes(
     several = bool(gold) and count_tests(kind, row, entry, record) >= 2
     programs = hack_programs(entry, question, gold if several else "", reads)
     probes = [
-        Probe(f"hack:{name}", "hack", template.replace("{answer}", program)) for name, program in programs.items()
+        Probe(f"hack:{name}", "hack", template.replace("{answer}", program), varies=name in VARIES)
+        for name, program in programs.items()
     ]
     if gold:
         probes.append(Probe("hack:first_fence", "hack", first_fence_reply(gold, entry)))
