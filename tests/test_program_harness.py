@@ -135,11 +135,21 @@ def test_a_checker_judges_rows_with_several_right_answers():
     assert "wrong answer" in unwritten["reason"]  # None: the token comparison decides
 
 
+def _iterations(seconds: float) -> int:
+    """How many turns of the test's loop take ``seconds`` of CPU time here (the verdict is the machine's own)."""
+    import time
+
+    start, t = time.process_time(), 0
+    for i in range(300_000):
+        t += i % 7
+    return int(300_000 * seconds / max(time.process_time() - start, 1e-3))
+
+
 def test_each_test_has_its_own_cpu_time_limit():
     """Three tests of about a third of a second each pass under a 1 s limit per test; a top-level loop is stopped
     on its first test by the CPU-time limit, not by a wall clock a busy machine eats."""
     loop = "n = int(input())\nt = 0\nfor i in range(n):\n    t += i % 7\nprint(t)\n"
-    n = 2_500_000
+    n = _iterations(0.4)  # each test 0.4 s of this machine's CPU: 1.2 s for the three, over one 1 s limit
     cases = [(f"{n + k}\n", f"{sum(i % 7 for i in range(n + k))}\n") for k in range(3)]
     verdict = judge(loop, cases, limit=1.0)
     assert verdict["passed"], verdict["reason"]

@@ -60,6 +60,7 @@ SOLUTION_COLUMN = "solutions"
 TIME_LIMIT_FIELDS = ("time_limit", "time_limit_seconds", "timeout", "time_limit_ms")
 MEMORY_LIMIT_FIELDS = ("memory_limit_bytes", "memory_limit", "memory_limit_mb")
 CHECKER_FIELDS = ("checker", "checker_code", "special_judge_code")
+TOLERANCE_FIELDS = ("tolerance", "float_tolerance")  # numbers compared within it (else what the statement says)
 NEEDS_CHECKER_FIELDS = ("needs_checker", "special_judge", "multiple_answers")
 
 SYSTEM_PROMPT = (
@@ -101,8 +102,12 @@ def extract_code(text: str | None) -> str:
     return text.strip()
 
 
-def _columns(names) -> list[str]:
-    return [names] if isinstance(names, str) else list(names or [])
+def question_columns() -> list[str]:
+    return [QUESTION_COLUMN] if isinstance(QUESTION_COLUMN, str) else list(QUESTION_COLUMN)
+
+
+def tests_columns() -> list[str]:
+    return [TESTS_COLUMN] if isinstance(TESTS_COLUMN, str) else list(TESTS_COLUMN)
 
 
 def _unpickled(data: bytes):
@@ -232,7 +237,7 @@ def row_spec(row: dict) -> dict | None:
     """How to judge a row: {"mode": "io", "cases", "time_limit", "memory_mb", "tolerance", "checker",
     "needs_checker"}; None for a row without stdin/stdout tests (function-call tests: the code template's)."""
     cases, calls = [], False
-    for column in _columns(TESTS_COLUMN):
+    for column in tests_columns():
         found, is_calls = io_cases(row.get(column))
         cases += found
         calls = calls or is_calls
@@ -245,7 +250,8 @@ def row_spec(row: dict) -> dict | None:
     memory = max(MEMORY_MB, _megabytes(name, value) or 0)
     statement = prompt_text(row)
     spec = {"mode": "io", "cases": cases, "time_limit": limit, "memory_mb": memory}
-    tolerance = statement_tolerance(statement)
+    _, given_tolerance = _field(row, TOLERANCE_FIELDS)
+    tolerance = float(given_tolerance) if given_tolerance else statement_tolerance(statement)
     if tolerance:
         spec["tolerance"] = tolerance
     _, checker = _field(row, CHECKER_FIELDS)
@@ -259,7 +265,7 @@ def row_spec(row: dict) -> dict | None:
 
 
 def prompt_text(row: dict) -> str:
-    return "\n\n".join(str(row[c]) for c in _columns(QUESTION_COLUMN) if row.get(c) is not None and str(row[c]).strip())
+    return "\n\n".join(str(row[c]) for c in question_columns() if row.get(c) is not None and str(row[c]).strip())
 
 
 def task_prompt(row: dict, spec: dict) -> str:
@@ -274,11 +280,7 @@ def task_prompt(row: dict, spec: dict) -> str:
 def reference_program(row: dict) -> str:
     """The first accepted Python 3 reference: a program, a list of them (APPS/TACO, also as JSON text), or
     CodeContests' {"language": [...], "solution": [...]} (language 3 is Python 3)."""
-    if (
-        not SOLUTION_COLUMN
-        or SOLUTION_COLUMN in _columns(TESTS_COLUMN)
-        or row.get(SOLUTION_COLUMN) in (None, "", [], {})
-    ):
+    if not SOLUTION_COLUMN or SOLUTION_COLUMN in tests_columns() or row.get(SOLUTION_COLUMN) in (None, "", [], {}):
         return ""  # no reference column (inspect names the tests column then: the tests are all there is)
     solution = row[SOLUTION_COLUMN]
     if isinstance(solution, str) and solution.lstrip()[:1] in ("[", "{"):
@@ -305,9 +307,18 @@ STATEMENT_FILES = (
     "problem.txt",
     "statement.txt",
     "question.txt",
+    "problem_statement/problem.en.md",  # the ICPC problem package format (Kattis, DOMjudge)
+    "statement/problem.en.md",
+    "problem_statement/problem.en.tex",
+    "statement/problem.en.tex",
+    "problem_statement/problem.md",
+    "problem_statement/problem.tex",
 )
 REFERENCE_FILES = ("main.py", "solution.py", "sol.py", "reference.py", "accepted.py", "answer.py")
 TEST_FOLDERS = ("tests", "test", "testcases", "data", "cases", "examples", "samples", ".")
+# In an ICPC problem package the tests are data/sample/*.in + *.ans, then data/secret/**, and the accepted programs
+# submissions/accepted/*.py; problem.yaml says "validation: custom" where a checker judges.
+PACKAGE_TESTS = ("data/sample", "data/secret")
 _INPUT_NAME = re.compile(r"^(?:input[_-]?(\w+)\.txt|(\w+)\.in|in[_-]?(\w+)\.txt|(\w+)\.input)$", re.I)
 
 
@@ -331,6 +342,13 @@ def problem_tests(problem: Path) -> list[dict]:
     in_N.txt with out_N.txt; in tests/, test/, testcases/, data/ or the folder itself), or input/ and output/
     folders of files with the same names. Windows line endings read as \\n."""
     found: dict[str, tuple[Path, Path]] = {}
+    for name in PACKAGE_TESTS:  # an ICPC problem package: every .in with its .ans, sample first, subfolders too
+        for path in sorted((problem / name).rglob("*.in")) if (problem / name).is_dir() else []:
+            answer = path.with_suffix(".ans")
+            if answer.is_file():
+                found[f"{name}/{path.relative_to(problem / name).as_posix()}"] = (path, answer)
+    if found:
+        return [{"input": _read_text(i), "output": _read_text(o)} for i, o in found.values()]
     for name in TEST_FOLDERS:
         folder = problem / name
         if not folder.is_dir():
@@ -356,6 +374,44 @@ def problem_tests(problem: Path) -> list[dict]:
 
 def _read_text(path: Path) -> str:
     return path.read_bytes().decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def _package_reference(problem: Path) -> Path | None:
+    """An ICPC problem package's accepted Python 3 program (one named py3 first; one that parses as Python 3)."""
+    folder = problem / "submissions" / "accepted"
+    programs = sorted(folder.rglob("*.py"), key=lambda p: ("py3" not in p.name, p.name)) if folder.is_dir() else []
+    for path in programs:
+        try:
+            compile(_read_text(path), str(path), "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            continue  # Python 2
+        return path
+    return None
+
+
+def _package_limits(problem: Path) -> dict:
+    """What an ICPC problem package's problem.yaml (or DOMjudge's .timelimit) says of the judging: a checker
+    ("validation: custom"), a float tolerance (validator_flags), the time limit, the memory limit."""
+    out = {}
+    text = (problem / "problem.yaml").read_text(encoding="utf-8") if (problem / "problem.yaml").is_file() else ""
+    yaml = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+    if re.search(r"^validation:\s*custom", yaml, re.M):
+        out["special_judge"] = True
+    m = re.search(r"float_(?:relative_|absolute_)?tolerance\s+([0-9.eE+-]+)", yaml)
+    if m:
+        out["float_tolerance"] = float(m.group(1))
+    m = re.search(r"^\s+time_limit:\s*([0-9.]+)", yaml, re.M)
+    if m:
+        out["time_limit"] = float(m.group(1))
+    m = re.search(r"^\s+memory:\s*([0-9]+)", yaml, re.M)
+    if m:
+        out["memory_limit_mb"] = int(m.group(1))
+    if "time_limit" not in out and (problem / ".timelimit").is_file():
+        try:
+            out["time_limit"] = float((problem / ".timelimit").read_text().strip())
+        except ValueError:
+            pass
+    return out
 
 
 def _limits_file(problem: Path) -> dict:
@@ -384,6 +440,7 @@ def problem_row(problem: Path) -> dict | None:
     if not tests:
         return None
     reference = next((problem / n for n in REFERENCE_FILES if (problem / n).is_file()), None)
+    reference = reference or _package_reference(problem)
     solutions = _read_text(reference) if reference else ""
     if not solutions and (problem / "solutions.json").is_file():
         solutions = (problem / "solutions.json").read_text(encoding="utf-8")
@@ -393,7 +450,7 @@ def problem_row(problem: Path) -> dict | None:
         "input_output": {"inputs": [t["input"] for t in tests], "outputs": [t["output"] for t in tests]},
         "solutions": solutions,
     }
-    return row | _limits_file(problem)
+    return row | _package_limits(problem) | _limits_file(problem)
 
 
 def problem_rows(folder: Path) -> list[dict]:
@@ -525,7 +582,7 @@ def read_rows(config: V1ProgramConfig) -> Iterator[dict]:
         dataset = load_dataset(config.dataset_name, config.dataset_config, split=config.dataset_split)
     else:
         raise ValueError(NO_DATASET)
-    missing = [c for c in (*_columns(QUESTION_COLUMN), *_columns(TESTS_COLUMN)) if c not in dataset.column_names]
+    missing = [c for c in (*question_columns(), *tests_columns()) if c not in dataset.column_names]
     if missing:
         raise ValueError(f"dataset has no column(s) {missing}; columns are {dataset.column_names}")
     if config.num_examples > 0:

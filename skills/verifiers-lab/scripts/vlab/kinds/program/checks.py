@@ -211,14 +211,24 @@ def check_loop(result: Result, slow: list[RowResult], bound: float, timeout: flo
         return
     hung, skipped = [], []
     for p in scored:
-        err = p.score.scoring_error
-        earlier = [e for e in p.score.errors.values() if str(getattr(e, "message", "")).startswith("skipped")]
-        if err is not None:  # the worker stopped: on this call (a hang), or before it (not run)
-            (hung if err.type == "WorkerTimeout" and "not run:" not in err.message else skipped).append(p)
-        elif earlier:
-            skipped.append(p)
-        elif p.score.timed_out:
-            hung.append(p)
+        errors = [p.score.scoring_error, *p.score.errors.values()]
+        said = [str(getattr(e, "message", "") or "") for e in errors if e is not None]
+        if any(m.startswith(("skipped", "not called")) or "not run:" in m for m in said):
+            skipped.append(p)  # the function timed out or stopped a worker on an earlier call: not called now
+        elif p.score.timed_out or any("did not return within" in m or "did not answer within" in m for m in said):
+            hung.append(p)  # this call ran out of test_reward's bound (in the worker, or the worker stopped)
+    result.data.setdefault("probes", {})["slow_probes"] = {
+        "bound_seconds": round(bound, 3),
+        "timeout": timeout,
+        "stopped": len(hung),
+        "not_run": len(skipped),
+        "why_not_run": sorted(
+            {
+                str(getattr(p.score.scoring_error, "message", "") or next(iter(p.score.errors.values()), ""))[:200]
+                for p in skipped
+            }
+        ),
+    }
     if not hung and len(skipped) == len(scored):
         result.skip("program_time_limit", "the looping program was not scored: the reward stopped or timed out earlier")
         return

@@ -105,7 +105,7 @@ def _check_checker(result: Result, rows) -> None:
     ids = ", ".join(str(row.index) for row, *_ in bad[:50]) + (" ..." if len(bad) > 50 else "")
     result.warn(
         "program_checker",
-        f"{len(bad)} of {len(rows)} rows accept several right outputs (their statement says so) and no checker of "
+        f"{len(bad)} of {len(rows)} rows accept several right outputs (their statement or data says so) and no checker of "
         f"their own judges them (example_id {ids}; e.g. {bad[0][3]}): compared token by token, a right program "
         "printing another valid answer scores 0",
         "write check_output in the environment module (the program templates route these rows to it), or give the "
