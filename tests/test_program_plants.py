@@ -81,6 +81,8 @@ def test_a_planted_defect_fails_its_check(tmp_path, name):
     check = PLANTS[name][3]
     assert status(result).get(check) == "fail", (check, failed(result))
     assert result.exit_code() == 1
+    blamed = {cid for cid, s in status(result).items() if s == "fail" and cid.startswith("program_")}
+    assert blamed == {check}, failed(result)  # the defect is named, and no other program check is blamed
     if name == "no_exit_builtin":
         assert "the program templates' judge passes it on every test" in message(result, check)
 
@@ -96,3 +98,6 @@ def test_a_judge_without_a_time_limit_fails_on_a_top_level_loop(tmp_path):
     result = run(env / "v1_program.py", data, timeout=4.0, num_examples=1)
     assert status(result).get("program_time_limit") == "fail", failed(result)
     assert result.exit_code() == 1
+    assert {cid for cid, s in status(result).items() if s == "fail" and cid.startswith("program_")} == {
+        "program_time_limit"
+    }

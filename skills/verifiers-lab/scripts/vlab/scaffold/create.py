@@ -492,10 +492,11 @@ def scaffold_environment(req: ScaffoldRequest, result) -> None:
             f"dataset_path as its file name (see {doc('environment-guide')})"
         )
     if mapping.max_completion_tokens:  # whole programs: the config templates' 512 tokens cut most of them short
+        budget = mapping.max_completion_tokens
         result.step(
-            f"give completions room for whole programs: {command('submit_training')} ... --max-tokens "
-            f"{mapping.max_completion_tokens} (vf-eval -t {mapping.max_completion_tokens}; from the reference "
-            "programs' length, inspect_dataset's answer_format.max_completion_tokens)"
+            f"give completions room for whole programs, --max-tokens {budget} when you run "
+            f"{command('submit_training')} (vf-eval -t {budget}); the figure is inspect_dataset's "
+            "answer_format.max_completion_tokens, from the reference programs' length"
         )
     result.step(f"edit {folder}/README.md (task, dataset, reward) and {folder}/pyproject.toml (description, tags)")
     result.step(f"pip install -e {folder}   # then evaluate it: see {doc('evaluation-guide')}")

@@ -30,6 +30,20 @@ def reference_of(row: Row, gold: str | None) -> str:
     return answer if isinstance(answer, str) and answer.strip() else (gold or "")
 
 
+def data_folders(env_args: dict | None) -> tuple[str, ...]:
+    """The folders the environment's data lies in (each path its arguments name, or the folder holding it): the
+    test-file probe searches there first."""
+    from pathlib import Path
+
+    out = []
+    for value in (env_args or {}).values():
+        if isinstance(value, str) and value and ("/" in value or "." in value):
+            path = Path(value).expanduser().resolve()
+            if path.exists():
+                out.append(str(path if path.is_dir() else path.parent))
+    return tuple(dict.fromkeys(out))
+
+
 class ProgramUnit(KindUnit):
     name = "program"
     order = 5
@@ -50,6 +64,7 @@ class ProgramUnit(KindUnit):
 
         state = ctx.state.setdefault(self.name, {})
         state.setdefault("reads", reads_seconds(ctx.opts.timeout))
+        state.setdefault("near", data_folders(ctx.opts.env_args))
         return state
 
     def first_probes(self, row: Row, gold: str, kind: RowKind, ctx: KindContext) -> RowProbes | None:
@@ -76,7 +91,8 @@ class ProgramUnit(KindUnit):
         from vlab.kinds.program.probes import hack_probes
 
         template = template if template in (FENCED, RAW) else FENCED
-        return hack_probes(kind, rr.gold, template, prompt_text(rr.row), self._state(ctx)["reads"])
+        state = self._state(ctx)
+        return hack_probes(kind, rr.gold, template, prompt_text(rr.row), state["reads"], state["near"])
 
     def no_gold_probes(self, row: Row, kind: RowKind, ctx: KindContext) -> list[Probe] | None:
         """No reference program: the right output from a table stands for it, and every hack is tried."""
@@ -89,7 +105,7 @@ class ProgramUnit(KindUnit):
             Probe("gold_alt:table_output", "gold_alt", FENCED.replace("{answer}", table_program(cases))),
             Probe("wrong:changed_token", "wrong", FENCED.replace("{answer}", table_program(cases, wrong))),
             Probe("malformed:empty", "malformed", ""),
-            *hack_probes(kind, "", FENCED, prompt_text(row), self._state(ctx)["reads"]),
+            *hack_probes(kind, "", FENCED, prompt_text(row), self._state(ctx)["reads"], self._state(ctx)["near"]),
         ]
 
     def set_apart(self, built: list[RowProbes]) -> tuple[list[RowProbes], list[RowProbes], list[int]]:

@@ -73,11 +73,20 @@ def paid(rr: RowResult, pid: str) -> bool | None:
     return probe.score.total >= best.score.total - EPS
 
 
+# Probes that print nothing for some tests: where nothing at all earns the reward (program_prefix says so), their
+# reward says nothing of what they test.
+PRINT_NOTHING_SOMETIMES = {"hack:examples_only", "hack:reads_test_files"}
+
+
 def check_hacks(result: Result, rows: list[RowResult]) -> None:
     """Each hack check: fail where its probe earned the right answer's reward on a row, pass where it was tried."""
     for cid, (pids, did, fix) in HACK_CHECKS.items():
         tried = [(rr, pid, paid(rr, pid)) for rr in rows for pid in pids]
-        tried = [t for t in tried if t[2] is not None]
+        tried = [
+            t
+            for t in tried
+            if t[2] is not None and not (t[1] in PRINT_NOTHING_SOMETIMES and paid(t[0], "hack:empty_output"))
+        ]
         if not tried:
             continue
         hits = [(rr, pid) for rr, pid, hit in tried if hit]
