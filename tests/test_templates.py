@@ -24,8 +24,9 @@ CLASSIC = [
     "classic-classification",
     "classic-multiturn-tool",
     "classic-code",
+    "classic-program",
 ]
-V1 = ["v1-numeric", "v1-multiple-choice", "v1-classification", "v1-multiturn-tool", "v1-code"]
+V1 = ["v1-numeric", "v1-multiple-choice", "v1-classification", "v1-multiturn-tool", "v1-code", "v1-program"]
 # Scored by an LLM judge: tests/test_judge.py scores them against the loopback stub judge.
 JUDGE = ["classic-judge", "v1-judge"]
 
@@ -61,6 +62,18 @@ ROWS = {
             "entry_point": "neg",
         },
     ],
+    "program": [  # APPS/TACO's layout: a statement, stdin/stdout tests, a list of accepted programs
+        {
+            "question": "Print the sum of two integers.\n\nInput\n1 2\n\nOutput\n3",
+            "input_output": json.dumps({"inputs": ["1 2\n", "40 2\n"], "outputs": ["3\n", "42\n"]}),
+            "solutions": json.dumps(["a, b = map(int, input().split())\nprint(a + b)\n"]),
+        },
+        {
+            "question": "Print the number twice.",
+            "input_output": json.dumps({"inputs": ["7\n"], "outputs": ["7 7\n"]}),
+            "solutions": json.dumps(["n = input().strip()\nprint(n, n)\n"]),
+        },
+    ],
 }
 # (gold reply, wrong reply) for the first row of each kind.
 REPLIES = {
@@ -70,6 +83,10 @@ REPLIES = {
     "code": (
         "Here it is:\n```python\ndef add(a, b):\n    return a + b\n```",
         "```python\ndef add(a, b):\n    return a - b\n```",
+    ),
+    "program": (
+        "Read both and add:\n```python\nimport sys\nprint(sum(map(int, sys.stdin.read().split())))\nexit()\n```",
+        "```python\nprint(12)\n```",
     ),
 }
 

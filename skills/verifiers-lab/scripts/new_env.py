@@ -24,12 +24,14 @@ Templates (--template; --from-inspect takes the one for the dataset's answer kin
   v1-classification        text + label, as a v1 taskset                          verifiers >= 0.4
   v1-multiturn-tool        numbers, with a calculator tool (vf.Toolset), as a v1 taskset  verifiers >= 0.4
   v1-code                  code run against the row's tests, as a v1 taskset      verifiers >= 0.4
+  v1-program               whole programs on standard input, judged test by test as contest judges do, as a v1 taskset  verifiers >= 0.4
   v1-judge                 free text scored by an LLM judge against the reference, as a v1 taskset  verifiers >= 0.4
   classic-numeric          numbers and math answers (math-verify), GSM8K '#### N'   verifiers 0.3.x
   classic-multiple-choice  question + choices + letter/index/text                 verifiers 0.3.x
   classic-classification   text + label                                           verifiers 0.3.x
   classic-multiturn-tool   numbers, with a calculator tool                        verifiers 0.3.x
   classic-code             code run against the row's tests                       verifiers 0.3.x
+  classic-program          whole programs on standard input, judged test by test as contest judges do  verifiers 0.3.x
   classic-judge            free text scored by an LLM judge against the reference  verifiers 0.3.x
 v1 tasksets are what current prime-rl and Hosted Training run; classic is for CLASSIC_FOR.
 

@@ -213,6 +213,13 @@ _CODE_COLUMNS = (
     Column("setup", "SETUP_COLUMN", "test_setup_code", optional=True, if_present=True),
 )
 _CODE_REWARDS = (Reward("passes_tests", 1.0), Reward("code_block", 0.0))
+# Whole programs on standard input (competitive programming): the statement, its stdin/stdout tests (a list of
+# columns for CodeContests' public, private and generated tests), the accepted reference program.
+_PROGRAM_COLUMNS = (
+    Column("prompt", "QUESTION_COLUMN", "question", many=True),
+    Column("tests", "TESTS_COLUMN", "input_output", many=True),
+    Column("answer", "SOLUTION_COLUMN", "solutions", optional=True),
+)
 
 TEMPLATES: tuple[Template, ...] = (
     Template(
@@ -267,6 +274,16 @@ TEMPLATES: tuple[Template, ...] = (
         correctness="passes_tests",
     ),
     Template(
+        name="classic-program",
+        generation="classic",
+        summary="whole programs on standard input, judged test by test as contest judges do",
+        columns=_PROGRAM_COLUMNS,
+        reads=frozenset({"program_io"}),
+        parser="vf.Parser(extract_fn=extract_code)",
+        rewards=_CODE_REWARDS,
+        correctness="passes_tests",
+    ),
+    Template(
         name="v1-numeric",
         generation="v1",
         summary="numbers and math answers, as a v1 taskset",
@@ -313,6 +330,16 @@ TEMPLATES: tuple[Template, ...] = (
         summary="code run against the row's tests, as a v1 taskset",
         columns=_CODE_COLUMNS,
         reads=frozenset({"code_tests"}),
+        parser="extract_code(trace.last_reply)",
+        rewards=_CODE_REWARDS,
+        correctness="passes_tests",
+    ),
+    Template(
+        name="v1-program",
+        generation="v1",
+        summary="whole programs on standard input, judged test by test as contest judges do, as a v1 taskset",
+        columns=_PROGRAM_COLUMNS,
+        reads=frozenset({"program_io"}),
         parser="extract_code(trace.last_reply)",
         rewards=_CODE_REWARDS,
         correctness="passes_tests",
@@ -533,6 +560,18 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
         _NORMALISED,
         "normalised",
         unit="vlab.kinds.label",
+    ),
+    AnswerKind(
+        "program_io",
+        "whole programs on standard input with stdin/stdout tests (competitive programming)",
+        "classic-program",
+        "v1-program",
+        "the last ```python block of the reply (the whole reply without one)",
+        "run the program once per test as a process of its own (standard input a file, its own CPU-time and memory "
+        "limit); a crash or non-zero exit fails the test; the output compared token by token, numbers within the "
+        "statement's tolerance, a checker for problems with several right answers",
+        "tests",
+        unit="vlab.kinds.program",
     ),
     AnswerKind(
         "code_tests",

@@ -16,6 +16,7 @@ from vlab.core.jsonl import JSONL_SUFFIXES, check_jsonl
 from vlab.core.result import UsageError
 from vlab.inspect import splits as split_files
 from vlab.inspect.arrow_readers import features_from_schema, read_arrow, read_parquet
+from vlab.inspect.problems import LAYOUTS, read_problem_folders
 from vlab.inspect.sample import Sample
 from vlab.inspect.text_readers import (
     first_char,
@@ -130,6 +131,9 @@ def _read_folder(folder: Path, n: int, split: str | None, config: str | None = N
         return sample
     if (folder / "state.json").is_file() and (folder / "dataset_info.json").is_file():
         return _read_saved_dataset(folder, n)
+    problems = read_problem_folders(folder, n)  # competitive programming kept as a folder per problem
+    if problems is not None:
+        return problems
     files = sorted(
         p
         for p in folder.rglob("*")
@@ -156,7 +160,8 @@ def _read_folder(folder: Path, n: int, split: str | None, config: str | None = N
     if not files:
         raise UsageError(
             f"{folder}: no dataset files in this folder" + (f" for split {split!r}" if split else ""),
-            hint="expected .jsonl/.json/.csv/.parquet/.arrow files or a save_to_disk folder",
+            hint="expected .jsonl/.json/.csv/.parquet/.arrow files, a save_to_disk folder, or a folder of problem "
+            "folders: " + LAYOUTS,
         )
     formats = {detect_format(p) for p in files}
     if len(formats) > 1:

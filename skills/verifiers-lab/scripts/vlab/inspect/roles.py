@@ -31,6 +31,11 @@ PROMPT_NAMES = [
     "context",
     "content",
     "task",
+    # a competitive-programming statement (CodeContests' description, LiveCodeBench's question_content)
+    "statement",
+    "problemstatement",
+    "questioncontent",
+    "description",
     "questiontext",
     "user",
     "source",
@@ -73,6 +78,10 @@ CHOICES_NAMES = ["choices", "options", "candidates", "answerchoices", "endings",
 INFO_NAMES = ["info", "metadata", "meta", "extra", "extrainfo"]
 # Code datasets: the tests, the function they call, the reference solution.
 TESTS_NAMES = ["test", "tests", "testlist", "testcases", "unittests", "inputoutput", "publictests", "testcode"]
+TESTS_NAMES += ["publictestcases", "privatetests", "privatetestcases", "generatedtests", "hiddentests"]
+# One problem's stdin/stdout tests spread over columns (CodeContests, LiveCodeBench): all of them are run, in this
+# order, so the tests role names them all (``columns``).
+TEST_GROUP = ["publictests", "publictestcases", "privatetests", "privatetestcases", "generatedtests", "hiddentests"]
 ENTRY_POINT_NAMES = ["entrypoint", "functionname", "funcname", "fnname", "entrypointname"]
 SOLUTION_NAMES = ["canonicalsolution", "solution", "solutions", "referencesolution", "code", "goldsolution"]
 # Code the tests need run before them (imports, helper definitions): text, often empty on most rows.
@@ -159,7 +168,11 @@ def _by_name(columns: list[Column], names: list[str], taken: set[str]) -> tuple[
 def looks_like_tests(col: Column) -> bool:
     """Test code (asserts, a check() function), a list of asserts, or stdin/stdout cases."""
     for v in col.values[:20]:
-        if isinstance(v, dict) and {"inputs", "outputs"} <= set(v):
+        if isinstance(v, dict) and ({"inputs", "outputs"} <= set(v) or {"input", "output"} <= set(v)):
+            return True  # APPS/TACO's stdin/stdout cases, CodeContests' {"input": [...], "output": [...]}
+        if isinstance(v, (list, tuple)) and v and all(isinstance(t, dict) and {"input", "output"} <= set(t) for t in v):
+            return True  # LiveCodeBench's list of cases
+        if isinstance(v, str) and '"input"' in v and '"output"' in v:
             return True
         if isinstance(v, (list, tuple)) and v and all(isinstance(t, str) and "assert" in t for t in v):
             return True
@@ -248,6 +261,16 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
     if hit and looks_like_tests(hit[0]):
         roles["tests"] = _role(hit[0].name, 0.95, f"column name {hit[0].name!r} and it holds tests")
         taken.add(hit[0].name)
+        group = sorted(
+            (c for c in usable if normalise(c.name) in TEST_GROUP and c.name not in taken),
+            key=lambda c: TEST_GROUP.index(normalise(c.name)),
+        )
+        if group and normalise(hit[0].name) in TEST_GROUP:
+            names = sorted([hit[0].name] + [c.name for c in group], key=lambda n: TEST_GROUP.index(normalise(n)))
+            roles["tests"] = _role(
+                names[0], 0.95, f"columns {', '.join(map(repr, names))}: one problem's tests, all run", columns=names
+            )
+            taken.update(names)
         hit = _by_name(usable, ENTRY_POINT_NAMES, taken)
         if hit:
             roles["entry_point"] = _role(

@@ -30,7 +30,7 @@ class Sample:
     """The first rows of a dataset, read without loading the whole of it."""
 
     source: str
-    kind: str  # jsonl | json | csv | tsv | parquet | arrow | save_to_disk | hub | folder
+    kind: str  # jsonl | json | csv | tsv | parquet | arrow | save_to_disk | hub | folder | problem_folders
     rows: list[dict[str, Any]]
     columns: list[str]
     # datasets.Features when the source declares them (parquet written by datasets,

@@ -1,6 +1,6 @@
 """Answer kinds, one unit each; the catalog (``catalog.ANSWER_KINDS``, each format's ``unit``) names them.
 
-Units: ``code`` (tests and a reference program), ``choice`` (options and an answer key), ``label`` (a label
+Units: ``program`` (whole programs on standard input), ``code`` (tests and a reference program), ``choice`` (options and an answer key), ``label`` (a label
 space), ``number`` (numbers and math), ``text`` (anything else: short answers, or a judge's long ones). Each is a
 package exporting ``UNIT``, a ``kinds.base.KindUnit``: how inspect recognises it (``formats``), which rows it
 claims in test_reward and how sure that is, its probes and its checks. Adding a kind is adding its unit, its

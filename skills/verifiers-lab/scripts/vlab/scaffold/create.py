@@ -67,6 +67,8 @@ class Mapping:
     local_path: str | None = None  # the local data file inspect_dataset read (for next steps, never written)
     label_names: list[str] | None = None  # names of integer class ids (inspect_dataset found them)
     label_names_from: str | None = None
+    # whole programs: the completion budget inspect_dataset read from the reference programs' length
+    max_completion_tokens: int | None = None
 
 
 def read_inspect(path: str) -> dict:
@@ -135,6 +137,11 @@ def mapping_from_inspect(obj: dict) -> Mapping:
         found.local_path = loader["data_files"]
     elif isinstance(loader, dict) and isinstance(loader.get("data_files"), list) and len(loader["data_files"]) == 1:
         found.local_path = str(loader["data_files"][0])  # one split file of a folder (train.jsonl)
+    elif isinstance(loader, dict) and isinstance(loader.get("problem_folders"), str):
+        found.local_path = loader["problem_folders"]  # a folder of problem folders: the program templates read it
+    budget = fmt.get("max_completion_tokens") if isinstance(fmt, dict) else None
+    if isinstance(budget, int) and not isinstance(budget, bool) and budget > 0:
+        found.max_completion_tokens = budget
     names = (fmt.get("label_names") if isinstance(fmt, dict) else None) or rec.get("label_names")
     if isinstance(names, list) and len(names) >= 2 and all(isinstance(n, str) for n in names):
         found.label_names = names
@@ -221,6 +228,20 @@ def constants_in(module_text: str, template: str, settings: bool = False) -> dic
     return found
 
 
+# The completion budget the program templates' README quickstart evaluates with, replaced by inspect_dataset's.
+README_TOKENS = re.compile(r"(?<= -t )\d+\b")
+
+
+def readme_text(template: str, names: Names, mapping: Mapping) -> str:
+    """The template's README under the package's names, the pack's own test_reward command, and (whole programs)
+    inspect_dataset's completion budget in its evaluation command."""
+    text = render_text(template, names, (TEMPLATES_DIR / template / "README.md").read_text(encoding="utf-8"))
+    text = text.replace('python "$SKILL_DIR/scripts/test_reward.py"', command("test_reward"))
+    if mapping.max_completion_tokens:
+        text = README_TOKENS.sub(str(mapping.max_completion_tokens), text)
+    return text
+
+
 def create_package(
     template: str, names: Names, mapping: Mapping, parent: Path, force: bool = False
 ) -> tuple[Path, list[Path], list[str]]:
@@ -233,10 +254,7 @@ def create_package(
     files = {
         f"{names.module}.py": render_module(template, names, mapping),
         "pyproject.toml": render_text(template, names, (source / "pyproject.toml").read_text(encoding="utf-8")),
-        "README.md": render_text(template, names, (source / "README.md").read_text(encoding="utf-8")).replace(
-            'python "$SKILL_DIR/scripts/test_reward.py"',
-            command("test_reward"),  # as this pack runs here
-        ),
+        "README.md": readme_text(template, names, mapping),
     }
     extra = sorted(
         p
@@ -458,6 +476,7 @@ def scaffold_environment(req: ScaffoldRequest, result) -> None:
             "files": [str(p) for p in files],
             "dataset_defaults": mapping.dataset or None,
             "label_names": mapping.label_names,
+            "max_completion_tokens": mapping.max_completion_tokens,
         }
     )
     result.summary = f"created {folder}/ from {template} ({gen} API)"
@@ -471,6 +490,13 @@ def scaffold_environment(req: ScaffoldRequest, result) -> None:
         result.step(
             f"to train on another machine, ship the data in the package: copy it to {folder}/data/ and pass "
             f"dataset_path as its file name (see {doc('environment-guide')})"
+        )
+    if mapping.max_completion_tokens:  # whole programs: the config templates' 512 tokens cut most of them short
+        budget = mapping.max_completion_tokens
+        result.step(
+            f"give completions room for whole programs, --max-tokens {budget} when you run "
+            f"{command('submit_training')} (vf-eval -t {budget}); the figure is inspect_dataset's "
+            "answer_format.max_completion_tokens, from the reference programs' length"
         )
     result.step(f"edit {folder}/README.md (task, dataset, reward) and {folder}/pyproject.toml (description, tags)")
     result.step(f"pip install -e {folder}   # then evaluate it: see {doc('evaluation-guide')}")

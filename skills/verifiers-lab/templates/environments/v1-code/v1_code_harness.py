@@ -8,8 +8,12 @@ Two roles in one file (kept in one module so both sides share the plain-data cod
   proxy sends its arguments (plain data) to a child process and returns what the child sends
   back, decoded here into plain values. The verdict, the tests and the expected values never
   leave this process, so no code in the child can write, read or patch them. stdin/stdout
-  problems ("io" mode) work the same way: the child runs the program on one input and returns
-  its output; the comparison is made here.
+  problems ("io" mode) work the same way, as contest judges run them: each test is a process of
+  its own (standard input a file holding the test's input, so file descriptor 0, sys.stdin.buffer,
+  os.read(0), os.fstat(0) and open(0) work; exit() and quit() defined), under its own CPU-time
+  limit and the memory limit; the child returns what it printed, its exit status and CPU time,
+  and the judging is made here (``_run_io``: a crash or a non-zero exit fails the test whatever
+  was printed; the output compared token by token, numbers within a tolerance, or by a checker).
 * run as ``python -I -S -c BOOT SIZE <this file> PARENT_PID SCRATCH`` (this file's code, compiled once by
   ``score``, read from stdin; started by ``score`` ahead of time: a pool of
   warm children, one per concurrent rollout): a supervisor that waits for one job, then forks
@@ -81,7 +85,9 @@ called with the entry point.
 The time limit counts only the candidate: CPU time of the runner (RLIMIT_CPU, from the fork of
 a warm child, so interpreter start-up is not counted), and a wall-clock bound of
 WALL_FACTOR x the limit for programs that sleep or block, counted from the job's hand-over
-(never the wait for a free slot or for a child to start).
+(never the wait for a free slot or for a child to start). In "io" mode the limit is each test's:
+its CPU time as measured (the kernel stops it a second later), and a wall-clock bound of
+IO_WALL_FACTOR x the limit + IO_WALL_SECONDS, stretched by the machine's load per core.
 """
 
 from __future__ import annotations
@@ -879,6 +885,9 @@ def _child(parent: int, scratch: str) -> None:
 
 def _runner(job: dict, rfd: int, wfd: int, network: str, fence: dict, supervisor: int) -> None:
     """Run the candidate's code and answer calls with plain data; never sees a test or an expected value."""
+    if job.get("mode") == "io":  # a whole program per test, each in a process of its own (_drive_io)
+        _drive_io(job, rfd, wfd, network, fence)
+        os._exit(0)
     _limits(job.get("limits") or {})
     if network != "namespace":
         _no_sockets()
@@ -887,9 +896,6 @@ def _runner(job: dict, rfd: int, wfd: int, network: str, fence: dict, supervisor
     program = str(job.get("program") or "")
     write, leave = send, os._exit
     sys.argv = ["candidate"]
-    if job.get("mode") == "io":
-        _serve_io(program, rfd, wfd)
-        leave(0)
     module = type(sys)("candidate")  # a real module: @dataclass and typing look the program's names up there
     module.__builtins__ = builtins
     sys.modules["candidate"] = module
@@ -918,33 +924,339 @@ def _runner(job: dict, rfd: int, wfd: int, network: str, fence: dict, supervisor
         write(wfd, reply)
 
 
-def _serve_io(program: str, rfd: int, wfd: int) -> None:
-    import io
+# -- whole programs on standard input ("io" mode) ----------------------------------------------------------
+
+OUTPUT_LIMIT = 16 << 20  # bytes a program may write to standard output on one test (RLIMIT_FSIZE)
+STDERR_TAIL = 2000  # the end of its standard error kept for the reason of a failure
+
+
+def _drive_io(job: dict, rfd: int, wfd: int, network: str, fence: dict) -> None:
+    """The runner of a stdin/stdout program: for each test the scorer sends, one process of its own, forked from
+    here before any of the program runs, as a contest judge runs it: standard input a file holding the test's
+    input (file descriptor 0: sys.stdin, sys.stdin.buffer, os.read(0), os.fstat(0), open(0) all work), standard
+    output and error files, exit() and quit() defined, its own CPU-time limit, the memory limit, and every fence
+    of the call mode (Landlock, the unprivileged user, no network); nothing of a test is left for the next
+    (its files go, and in a PID namespace every process it started). This process runs none of the program: it
+    sends back what the program wrote and how it ended, and the scorer judges."""
+    program = str(job.get("program") or "")
+    limits = job.get("limits") or {}
+    send(wfd, {"ready": []})
+    told = False
+    while True:
+        try:
+            case = receive(rfd)
+        except NotPlain:
+            return
+        if not isinstance(case, dict):
+            return
+        reply, isolation = _one_test(program, case, limits, network, fence, (rfd, wfd))
+        if not told and isolation is not None:
+            send(wfd, {"isolation": isolation})
+            told = True
+        send(wfd, reply)
+        _after_test()
+
+
+def _file_with(data: bytes, read_only: bool) -> int:
+    """An open file in the scratch folder holding ``data``, already unlinked: no other test and no later look at
+    the folder finds it."""
+    import secrets
+
+    path = os.path.join(os.getcwd(), f".io-{secrets.token_hex(8)}")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if read_only:
+            reader = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            os.close(fd)
+            fd = reader
+        os.lseek(fd, 0, os.SEEK_SET)
+    finally:
+        os.unlink(path)
+    return fd
+
+
+def _one_test(program: str, case: dict, limits: dict, network: str, fence: dict, channel: tuple) -> tuple:
+    """Run the program once on ``case["input"]``: ({"status", "code", "cpu", "output", "stderr", "wall"}, what
+    its fences were or None)."""
+    import time
+
+    cpu = max(0.05, float(case.get("cpu_seconds") or limits.get("cpu_seconds") or 2.0))
+    wall = max(cpu, float(case.get("wall_seconds") or 3 * cpu + 2))
+    stdin = _file_with(str(case.get("input", "")).encode("utf-8"), read_only=True)
+    stdout, stderr = _file_with(b"", False), _file_with(b"", False)
+    status_r, status_w = os.pipe()
+    driver = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # the test's process: the scorer's channel closed, then fenced, then the program
+        try:
+            os.close(status_r)
+            for fd in channel:
+                os.close(fd)
+            for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+                os.dup2(fd, target)
+                os.close(fd)
+            _die_with_parent(signal.SIGKILL)
+            if os.getppid() != driver:
+                os._exit(1)
+            os.setpgid(0, 0)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            _run_program(program, cpu, limits, network, fence, driver, status_w)
+        finally:
+            os._exit(1)
+    os.close(status_w)
+    for fd in (stdin,):
+        os.close(fd)
+    started = time.monotonic()
+    stopped = not _wait_for(pid, wall)
+    if stopped:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    status, usage = 0, None
+    while True:
+        try:
+            _, status, usage = os.wait4(pid, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            break
+    seconds = time.monotonic() - started
+    isolation = _read_status(status_r)
+    out = _read_from(stdout, 0, OUTPUT_LIMIT + 1)
+    err = _read_from(stderr, -STDERR_TAIL, STDERR_TAIL)
+    os.close(stdout)
+    os.close(stderr)
+    reply = {
+        "status": signal.Signals(os.WTERMSIG(status)).name if os.WIFSIGNALED(status) else "exit",
+        "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "cpu": round(usage.ru_utime + usage.ru_stime, 4) if usage is not None else None,
+        "seconds": round(seconds, 4),
+        "wall": stopped,
+        "output": out.decode("utf-8", "replace"),
+        "output_cut": len(out) > OUTPUT_LIMIT,
+        "stderr": err.decode("utf-8", "replace"),
+    }
+    if isinstance(isolation, dict) and "error" in isolation:
+        reply["error"] = str(isolation["error"])[:300]
+    return reply, (isolation or {}).get("isolation") if isinstance(isolation, dict) else None
+
+
+def _wait_for(pid: int, seconds: float) -> bool:
+    """Did the process end within ``seconds`` of wall-clock time? (A pidfd where the kernel has them.)"""
+    import select
+    import time
 
     try:
-        code = compile(program, "<candidate>", "exec", dont_inherit=True)
-    except BaseException as err:  # noqa: BLE001
-        send(wfd, {"error": f"{type(err).__name__}: {str(err)[:300]}"})
-        return
-    send(wfd, {"ready": []})
-    saved = sys.stdin, sys.stdout
-    while True:
-        request = receive(rfd)
-        if not isinstance(request, dict):
-            return
-        out = io.StringIO()
-        sys.stdin, sys.stdout = io.StringIO(str(request.get("input", ""))), out
-        reply = None
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = -1
+    if pidfd >= 0:
         try:
-            exec(code, {"__name__": "__main__", "__builtins__": builtins})
-        except SystemExit as stop:
-            if stop.code not in (None, 0):
-                reply = {"raise": "SystemExit", "message": str(stop.code)[:100]}
-        except BaseException as err:  # noqa: BLE001
-            reply = {"raise": type(err).__name__, "message": str(err)[:300]}
+            return bool(select.select([pidfd], [], [], seconds)[0])
         finally:
-            sys.stdin, sys.stdout = saved
-        send(wfd, reply or {"value": out.getvalue()})
+            os.close(pidfd)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:
+            return True
+        time.sleep(0.002)
+    return False
+
+
+def _read_status(fd: int):
+    """What the test's process said before any of the program ran (its fences, or why the program did not run)."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    try:
+        return json.loads(b"".join(chunks) or b"null")
+    except ValueError:
+        return None
+
+
+def _read_from(fd: int, start: int, most: int) -> bytes:
+    """Up to ``most`` bytes of an open file from ``start`` (negative: that far from its end)."""
+    size = os.fstat(fd).st_size
+    os.lseek(fd, max(0, size + start) if start < 0 else start, os.SEEK_SET)
+    chunks, left = [], most
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _after_test() -> None:
+    """Nothing of a test outlives it: in a PID namespace (this process is its first), every other process in it
+    is killed; then the scratch folder is emptied."""
+    import shutil
+
+    if os.getpid() == 1:
+        try:
+            os.kill(-1, signal.SIGKILL)  # from a PID namespace's first process: every other process of the namespace
+        except OSError:
+            pass
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+    for entry in _entries(os.getcwd()):
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            pass
+
+
+class _Quitter:
+    """exit() and quit(), as the site module (which the child never imports) defines them."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Use {self.name}() or Ctrl-D (i.e. EOF) to exit"
+
+    def __call__(self, code=None):
+        try:
+            sys.stdin.close()
+        except BaseException:  # noqa: BLE001 - as site's Quitter
+            pass
+        raise SystemExit(code)
+
+
+def _program_limits(cpu: float, limits: dict, contained: bool) -> None:
+    """A test's limits: CPU time (the kernel stops the process one second past it; the scorer judges the time
+    measured), address space, output size, open files, no core dumps; the stack may grow as far as the memory limit
+    (deep recursion, as judges allow); for a non-root user no new processes unless a PID namespace holds them."""
+    import math
+
+    memory = int(limits.get("memory_mb", 1024)) << 20
+    soft = max(1, math.ceil(cpu))
+    pairs = [
+        (resource.RLIMIT_AS, memory, memory),
+        (resource.RLIMIT_CPU, soft, soft + 1),
+        (resource.RLIMIT_FSIZE, OUTPUT_LIMIT, OUTPUT_LIMIT),
+        (resource.RLIMIT_CORE, 0, 0),
+        (resource.RLIMIT_NOFILE, 256, 256),
+    ]
+    for limit, value, hard in pairs:
+        try:
+            resource.setrlimit(limit, (value, hard))
+        except (ValueError, OSError):
+            pass
+    try:
+        hard = resource.getrlimit(resource.RLIMIT_STACK)[1]
+        stack = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
+        resource.setrlimit(resource.RLIMIT_STACK, (stack, hard))
+    except (ValueError, OSError):
+        pass
+    if os.geteuid() != 0 and not contained:  # threads need processes: allowed where a PID namespace holds them
+        try:
+            resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+        except (ValueError, OSError):
+            pass
+
+
+def _run_program(program: str, cpu: float, limits: dict, network: str, fence: dict, driver: int, status: int) -> None:
+    """In the test's process: limits, fences, then the program as `python main.py < input > output` runs it."""
+    import atexit
+    import io
+    import traceback
+
+    _program_limits(cpu, limits, driver == 1)
+    if network != "namespace":
+        _no_sockets()
+    isolation = _fence(fence, network, driver)
+    try:
+        code = compile(program, "main.py", "exec", dont_inherit=True)
+    except BaseException as err:  # noqa: BLE001 - a syntax error: the program never ran
+        os.write(status, json.dumps({"error": f"{type(err).__name__}: {str(err)[:300]}"}).encode())
+        os._exit(1)
+    os.write(status, json.dumps({"isolation": isolation}).encode())
+    os.close(status)  # closed before any of the program runs: nothing it writes reaches the scorer but its output
+    os.register_at_fork(after_in_child=lambda: os._exit(1))
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), "utf-8")
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), "utf-8")
+    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(2, "w", closefd=False)), "utf-8", "backslashreplace", line_buffering=True
+    )
+    builtins.exit, builtins.quit = _Quitter("exit"), _Quitter("quit")
+    sys.argv = ["main.py"]
+    status_code = 0
+    try:
+        exec(code, {"__name__": "__main__", "__builtins__": builtins, "__file__": "main.py"})
+    except SystemExit as stop:
+        status_code = _exit_status(stop)
+    except BaseException:  # noqa: BLE001 - as the interpreter: the traceback on standard error, status 1
+        traceback.print_exc()
+        status_code = 1
+    status_code = _finish(status_code, atexit)
+    os._exit(status_code)
+
+
+def _exit_status(stop: SystemExit) -> int:
+    if stop.code is None:
+        return 0
+    if isinstance(stop.code, int):
+        return stop.code & 0xFF
+    try:
+        print(stop.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001
+        pass
+    return 1
+
+
+def _finish(status_code: int, atexit) -> int:
+    """What the interpreter does on its way out: wait for the program's threads, run its atexit functions, flush
+    standard output (a failed flush is status 120, as the interpreter's)."""
+    import traceback
+
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()
+        except SystemExit as stop:
+            status_code = _exit_status(stop)
+        except BaseException:  # noqa: BLE001
+            traceback.print_exc()
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:  # noqa: BLE001
+        pass
+    try:
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001
+        status_code = status_code or 120
+    try:
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001
+        pass
+    return status_code
 
 
 # -- the scorer (the environment's side) ---------------------------------------------------------
@@ -1219,14 +1531,16 @@ def shutdown() -> None:
         child.close()
 
 
-def score(program: str, spec: dict, timeout: float = 5.0, memory_mb: int = 1024) -> dict:
+def score(program: str, spec: dict, timeout: float = 5.0, memory_mb: int = 1024, checker=None) -> dict:
     """{"passed": bool, "reason": str, "isolation": dict}: the row's tests, run here, against the program run in
-    a child; "isolation" is what the child's runner was kept to (see the module's docstring; {} when none ran)."""
+    a child; "isolation" is what the child's runner was kept to (see the module's docstring; {} when none ran).
+    stdin/stdout tests ("io"): ``timeout`` is each test's CPU-time limit (the spec's "time_limit" wins), and
+    ``checker(input, output, expected)`` judges the rows whose spec asks for the "custom" checker."""
     if not (program or "").strip():
         return {"passed": False, "reason": "no code", "isolation": {}}
     child = _take()
     try:
-        reason = _run(child, program, spec, float(timeout), int(memory_mb))
+        reason = _run(child, program, spec, float(timeout), int(memory_mb), checker)
     finally:
         with _lock:
             _state["busy"] -= 1
@@ -1239,8 +1553,10 @@ def score(program: str, spec: dict, timeout: float = 5.0, memory_mb: int = 1024)
     return {"passed": reason == "", "reason": reason, "isolation": dict(child.isolation or {})}
 
 
-def _run(child: _Child, program: str, spec: dict, timeout: float, memory_mb: int) -> str:
+def _run(child: _Child, program: str, spec: dict, timeout: float, memory_mb: int, checker=None) -> str:
     mode = spec.get("mode") or "call"
+    if mode == "io":
+        memory_mb = max(memory_mb, int(spec.get("memory_mb") or 0))
     child.timeout, child.left = timeout, WALL_FACTOR * timeout
     try:
         child.send({"program": program, "mode": mode, "limits": {"memory_mb": memory_mb, "cpu_seconds": timeout}})
@@ -1251,7 +1567,7 @@ def _run(child: _Child, program: str, spec: dict, timeout: float, memory_mb: int
                 error += " (a program may import only the standard library)"
             return f"the program did not run: {error}"
         if mode == "io":
-            reason = _run_io(child, spec)
+            reason = _run_io(child, spec, timeout, memory_mb, checker)
         else:
             reason = _run_call(child, spec, ready.get("ready"), program)
     except Failed:
@@ -1406,13 +1722,122 @@ def _shadowing(tree, mine: list, entry) -> str | None:
     return name if all(id(n) in allowed for n in uses) else None
 
 
-def _run_io(child: _Child, spec: dict) -> str:
-    for n, case in enumerate(spec.get("cases") or []):
-        child.send({"input": str(case.get("input", ""))})
-        got = child.answer("the program")
-        if not isinstance(got, str) or got.split() != str(case.get("output", "")).split():
-            return f"case {n}: wrong output"
+# A program that sleeps or waits is stopped after this many times its CPU-time limit, plus IO_WALL_SECONDS, of
+# wall-clock time, stretched by the machine's load: a busy machine slows a program, it never fails one.
+IO_WALL_FACTOR, IO_WALL_SECONDS = 3.0, 2.0
+_NUMBER = None
+
+
+def _load() -> float:
+    """How busy the machine is: its load average per core, at least 1."""
+    try:
+        return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    except OSError:
+        return 1.0
+
+
+def _run_io(child: _Child, spec: dict, timeout: float, memory_mb: int, checker=None) -> str:
+    """Each test in a process of its own (the child's _drive_io), judged here as contest judges do: a crash or a
+    non-zero exit status fails the test whatever was printed; over the CPU-time limit fails it; the output is
+    compared token by token (``same_output``: line endings, trailing and repeated whitespace ignored, whitespace
+    between tokens required), numbers within the spec's "tolerance" where it has one, or by a checker. Stops at
+    the first failing test: "test N of M: why"."""
+    cases = spec.get("cases") or []
+    if not cases:
+        return "the row has no tests"
+    limit = float(spec.get("time_limit") or timeout)
+    wall = (IO_WALL_FACTOR * limit + IO_WALL_SECONDS) * _load()
+    judge = _checker(spec, checker)
+    for n, case in enumerate(cases, 1):
+        child.timeout, child.left = wall, wall + 10.0  # the child stops the program at `wall`; this, a stuck child
+        child.send({"input": str(case.get("input", "")), "cpu_seconds": limit, "wall_seconds": wall})
+        got = child.reply()
+        why = _io_failure(got, case, spec, limit, wall, memory_mb, judge)
+        if why:
+            return f"test {n} of {len(cases)}: {why}"
     return ""
+
+
+def _io_failure(got: dict, case: dict, spec: dict, limit: float, wall: float, memory_mb: int, judge) -> str:
+    """Why one test failed ('' when it passed)."""
+    if "error" in got:
+        return f"the program did not run: {got['error']}"
+    status, code = got.get("status"), got.get("code")
+    cpu = got.get("cpu") if isinstance(got.get("cpu"), (int, float)) else 0.0
+    last = next((line.strip() for line in reversed(str(got.get("stderr") or "").splitlines()) if line.strip()), "")
+    if got.get("wall"):
+        return f"did not finish within {wall:.1f} s of wall-clock time ({cpu:.2f} s of CPU time: it sleeps or waits)"
+    if cpu > limit or status == "SIGXCPU" or status == "SIGKILL" and cpu >= limit - 0.1:
+        return f"time limit exceeded ({max(cpu, limit):.2f} s of CPU time or more; the limit is {limit:g} s)"
+    if status == "SIGXFSZ" or got.get("output_cut"):
+        return f"output limit exceeded (more than {OUTPUT_LIMIT >> 20} MB)"
+    if status != "exit":
+        return f"crashed ({status}" + (f"; {last[:200]}" if last else "") + ")"
+    if code != 0:
+        memory = f"; the memory limit is {memory_mb} MB" if "MemoryError" in last else ""
+        return f"exited with status {code}" + (f": {last[:200]}" if last else "") + memory
+    output, expected = str(got.get("output") or ""), str(case.get("output", ""))
+    if judge is not None:
+        try:
+            verdict = judge(str(case.get("input", "")), output, expected)
+        except Exception as err:  # noqa: BLE001 - the checker's own failure fails the test, named
+            return f"the checker raised {type(err).__name__}: {str(err)[:200]}"
+        if verdict is not None:
+            return "" if verdict else "wrong answer (the checker refused the output)"
+    tolerance = spec.get("tolerance")
+    return _difference(output, expected, float(tolerance) if tolerance else None)
+
+
+def same_output(got: str, expected: str, tolerance: float | None = None) -> bool:
+    """Contest judges' comparison: the same tokens (whitespace-separated words) in order, so line endings, trailing
+    whitespace and repeated blanks do not matter but the whitespace between two tokens does ("1 2" is not "12");
+    with a ``tolerance``, two numbers match within that absolute or relative error (|a - b| <= tol * max(1, |b|))."""
+    return _difference(got, expected, tolerance) == ""
+
+
+def _difference(got: str, expected: str, tolerance: float | None) -> str:
+    import math
+    import re
+
+    global _NUMBER
+    if _NUMBER is None:
+        _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+    mine, theirs = got.split(), expected.split()
+    for k, (a, b) in enumerate(zip(mine, theirs), 1):
+        if a == b:
+            continue
+        if tolerance is not None and _NUMBER.fullmatch(a) and _NUMBER.fullmatch(b):
+            x, y = float(a), float(b)
+            if math.isfinite(x) and math.isfinite(y) and abs(x - y) <= tolerance * max(1.0, abs(y)):
+                continue
+        return f"wrong answer (token {k}: expected {b[:40]!r}, got {a[:40]!r})"
+    if len(mine) != len(theirs):
+        return f"wrong answer ({len(theirs)} tokens expected, got {len(mine)})"
+    return ""
+
+
+_checkers: dict = {}
+
+
+def _checker(spec: dict, custom):
+    """The checker a row's spec asks for: "custom" is the environment's own function (``custom``); Python source
+    defining ``check(input, output, expected)`` is that function (run here, never in the program's process);
+    None for the token comparison."""
+    wanted = spec.get("checker")
+    if not wanted:
+        return None
+    if wanted == "custom":
+        return custom
+    source = str(wanted)
+    if source not in _checkers:
+        scope = {"__name__": "__checker__", "__builtins__": builtins}
+        exec(compile(source, "<checker>", "exec", dont_inherit=True), scope)
+        if not callable(scope.get("check")):
+            raise ValueError("the row's checker defines no check(input, output, expected)")
+        if len(_checkers) > 256:
+            _checkers.clear()
+        _checkers[source] = scope["check"]
+    return _checkers[source]
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
