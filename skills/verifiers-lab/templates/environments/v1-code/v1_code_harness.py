@@ -85,7 +85,9 @@ called with the entry point.
 The time limit counts only the candidate: CPU time of the runner (RLIMIT_CPU, from the fork of
 a warm child, so interpreter start-up is not counted), and a wall-clock bound of
 WALL_FACTOR x the limit for programs that sleep or block, counted from the job's hand-over
-(never the wait for a free slot or for a child to start). In "io" mode the limit is each test's:
+(never the wait for a free slot or for a child to start). Past that bound, a program whose processes used CPU
+in the last slice is computing on a busy machine, not stuck: it gets another slice (its CPU-time limit ends it),
+up to WALL_CAP x the limit of wall time; one that used none is stopped there. In "io" mode the limit is each test's:
 its CPU time as measured (the kernel stops it a second later), and a wall-clock bound of
 IO_WALL_FACTOR x the limit + IO_WALL_SECONDS, stretched by the machine's load per core.
 """
@@ -121,6 +123,9 @@ from decimal import Decimal
 from fractions import Fraction
 
 WALL_FACTOR = 1.5  # a sleeping or blocked program is stopped after this many times its CPU-time limit
+# Past that bound a program that used at least CPU_SHARE of a core in the last slice is computing on a busy machine,
+# not stuck: it gets more slices (RLIMIT_CPU ends it), up to WALL_CAP x its limit of wall time in all.
+CPU_SHARE, WALL_CAP = 0.05, 20.0
 MAX_MESSAGE = 64 << 20
 MAX_DEPTH = 100
 MAX_RANGE = 10_000_000  # a range as long as a list one message could carry: the tests may list() or sum() it here
@@ -1295,6 +1300,28 @@ def _child_code() -> bytes:
     return _compiled[0]
 
 
+def _session_cpu(session: int) -> float | None:
+    """CPU seconds (user + system) of every live process in a session (the child and what it started), from
+    /proc; None where there is no /proc."""
+    total, found = 0, False
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return None
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == session:  # fields after the name: state, ppid, pgrp, session, ... utime, stime
+            total += int(fields[11]) + int(fields[12])
+            found = True
+    return total / os.sysconf("SC_CLK_TCK") if found else None
+
+
 class _Child:
     """One warm child: the supervisor process, waiting for its job in its own scratch folder."""
 
@@ -1326,6 +1353,9 @@ class _Child:
         self.buffer = b""
         self.left = 0.0
         self.timeout = 0.0
+        self.cpu_mark: float | None = None  # the session's CPU seconds at the last look (``_computing``)
+        self.started = 0.0
+        self.sliced = False
         self.failure: str | None = None
         self.isolation: dict | None = None  # what the runner says it is kept to: its first message, before the program
 
@@ -1337,11 +1367,35 @@ class _Child:
         import select
         import time
 
-        start = time.monotonic()
-        ready = select.select([self.rfd] if readable else [], [] if readable else [self.wfd], [], max(self.left, 0))
-        self.left -= time.monotonic() - start
-        if not any(ready):
-            raise self.fail(f"did not finish within {self.timeout:g} s")
+        while True:
+            start = time.monotonic()
+            ready = select.select([self.rfd] if readable else [], [] if readable else [self.wfd], [], max(self.left, 0))
+            self.left -= time.monotonic() - start
+            if any(ready):
+                return
+            if not self._computing():
+                raise self.fail(f"did not finish within {self.timeout:g} s")
+            self.left = self.timeout  # another slice: RLIMIT_CPU, not the wall clock, ends a program that computes
+
+    def mark(self) -> None:
+        """Start a job's clocks: the session's CPU time now, and the wall time it may take in slices."""
+        import time
+
+        self.cpu_mark, self.started = _session_cpu(self.proc.pid), time.monotonic()
+
+    def _computing(self) -> bool:
+        """Past the wall bound: did the job's processes use CPU in the last slice (a busy machine starves a
+        program that computes; one that sleeps or blocks uses none)? A slower program is given more slices, up
+        to WALL_CAP x its CPU-time limit of wall time (RLIMIT_CPU ends it first when it computes too long)."""
+        import time
+
+        used = _session_cpu(self.proc.pid)
+        if used is None or self.cpu_mark is None:
+            return False  # no /proc to read: the wall bound as given
+        slice_wall = self.timeout if getattr(self, "sliced", False) else WALL_FACTOR * self.timeout
+        computing = used - self.cpu_mark >= CPU_SHARE * slice_wall
+        self.cpu_mark, self.sliced = used, True
+        return computing and time.monotonic() - self.started < WALL_CAP * self.timeout
 
     def send(self, obj) -> None:
         data = json.dumps(obj, allow_nan=False).encode()
@@ -1557,7 +1611,8 @@ def _run(child: _Child, program: str, spec: dict, timeout: float, memory_mb: int
     mode = spec.get("mode") or "call"
     if mode == "io":
         memory_mb = max(memory_mb, int(spec.get("memory_mb") or 0))
-    child.timeout, child.left = timeout, WALL_FACTOR * timeout
+    child.timeout, child.left, child.sliced = timeout, WALL_FACTOR * timeout, False
+    child.mark()
     try:
         child.send({"program": program, "mode": mode, "limits": {"memory_mb": memory_mb, "cpu_seconds": timeout}})
         ready = child.reply()
