@@ -21,6 +21,7 @@ import argparse
 import csv
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -56,21 +57,33 @@ DEFECTS = {
 EXPECT = {"correct": 0, "no_time_limit": 1, "swallows_errors": 1}
 
 
+WORDS = (
+    "river mountain copper violin lantern orchard glacier harbor saddle falcon meadow quartz tunnel beacon canvas "
+    "thunder pepper marble anchor compass velvet ember cobalt prairie walnut harvest comet ivory lagoon summit"
+).split()
+
+
+def _phrase(rng: random.Random, n: int) -> str:
+    return " ".join(rng.sample(WORDS, n))
+
+
 def write_data(path: Path, rows: int) -> None:
-    """TruthfulQA's columns: Type, Category, Question, Best Answer, Correct Answers, Incorrect Answers, Source."""
+    """TruthfulQA's columns (Type, Category, Question, Best Answer, Correct Answers, Incorrect Answers, Source), each
+    row its own words: the stub judge grades by word overlap, so rows must not share their answers' words."""
+    rng = random.Random(0)
     with path.open("w", newline="") as f:
         out = csv.writer(f)
         out.writerow(["Type", "Category", "Question", "Best Answer", "Correct Answers", "Incorrect Answers", "Source"])
         for i in range(rows):
-            thing = f"object number {i}"
+            best = _phrase(rng, 6)
             out.writerow(
                 [
                     "Adversarial",
                     "Misconceptions",
-                    f"What happens if you drop {thing} from a tall building?",
-                    f"Nothing in particular happens to {thing} beyond falling",
-                    f"Nothing in particular happens to {thing} beyond falling; It falls; It lands",
-                    f"{thing} flies away; {thing} turns to gold",
+                    f"Question {i}: what do people wrongly believe about the {_phrase(rng, 3)}?",
+                    best,
+                    f"{best}; {_phrase(rng, 5)}",
+                    f"{_phrase(rng, 5)}; {_phrase(rng, 5)}",
                     "https://example.org",
                 ]
             )
