@@ -6,8 +6,9 @@ either generation, a never-returning CPU loop in a sync and in an async reward) 
 runs it (``--json --timeout T --num-examples 1``), first on the machine as it is, then beside ``tests/cpu_hog.py``
 on every core. The figure is the wall time of the whole run (load, probes, the hang named, the report) as a ratio
 against the timeout; the same environment with a ``bad`` that returns at once (``clean``) is measured the same
-way, as the run's own cost. Also ``slow_but_finishing``: a first call that spends 0.8x the timeout in CPU time and
-returns, beside the hog: it must not be called a hang. Classic cases run in .venv/vf031, v1 in .venv/vf040
+way, as the run's own cost (``extra``: a run's time beyond it, against the timeout). Also
+``slow_but_finishing``: a first call that spends 0.8x the timeout in CPU time and returns, beside the hog: it
+must not be called a hang. Classic cases run in .venv/vf031, v1 in .venv/vf040
 (this interpreter when those are missing). Prints one JSON line.
 
 With ``--baseline DIR`` (another checkout's ``skills/verifiers-lab/scripts``, e.g. ``git archive`` of an earlier
@@ -70,6 +71,21 @@ def measure(name: str, timeout: float, scripts: Path) -> dict:
     return {"idle": idle, "beside_hog": loaded}
 
 
+def over_clean(figures: dict, timeout: float) -> None:
+    """Each run's time beyond the clean run's in the same conditions, as a ratio against the timeout (``extra``):
+    the hang's own cost, without the load of the environment and the other checks, which the machine's load
+    stretches alike."""
+    clean = figures.get("clean")
+    if not clean:
+        return
+    for name, fig in figures.items():
+        for side, base in ((fig, clean), (fig.get("baseline") or {}, clean.get("baseline") or {})):
+            for where in ("idle", "beside_hog"):
+                run, ref = side.get(where), base.get(where)
+                if run and ref and name != "clean":
+                    run["extra"] = round((run["seconds"] - ref["seconds"]) / timeout, 2)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--timeout", type=float, default=5.0)
@@ -83,6 +99,7 @@ def main() -> int:
         if args.baseline:
             figures[name]["baseline"] = measure(name, args.timeout, args.baseline)
         print(f"{name}: {figures[name]}", file=sys.stderr, flush=True)
+    over_clean(figures, args.timeout)
     print(
         json.dumps(
             {

@@ -107,9 +107,12 @@ def named(obj: dict, check: str) -> str | None:
     return None
 
 
-def start_hog(seconds: float = 600) -> subprocess.Popen:
-    """A CPU hog on every core (tests/cpu_hog.py), bounded in time should its caller die."""
-    return subprocess.Popen([sys.executable, str(HERE / "cpu_hog.py"), "--seconds", str(seconds)])
+def start_hog(seconds: float = 600, per_core: int = 1) -> subprocess.Popen:
+    """A CPU hog on every core (tests/cpu_hog.py, ``per_core`` spinners a core), bounded in time should its caller
+    die."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    argv = [sys.executable, str(HERE / "cpu_hog.py"), "--seconds", str(seconds), "--cores", str(per_core * cores)]
+    return subprocess.Popen(argv)
 
 
 def stop_hog(hog: subprocess.Popen) -> None:
