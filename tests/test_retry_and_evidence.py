@@ -1,8 +1,10 @@
 """Issue 36: a verdict never rests on a probe that ran out of time or got no score.
 
-- A probe that timed out is scored again, first alone, before it becomes a verdict: a reward that was slow
-  only because the machine was busy gets its real verdict; one that hangs for real is confirmed and not
-  retried again (``ScoringPool._retry_timeouts``).
+- A probe the machine starved (``Score.starved``: it ran out of wall time while waiting for a CPU, issue 52) is
+  scored again, first alone, before it becomes a verdict: a reward that was slow only because the machine was
+  busy gets its real verdict; one that hangs for real is confirmed and not retried again
+  (``ScoringPool._retry_timeouts``). A probe that timed out on the evidence of its own time (it waited, or had its
+  bound on a CPU) is a hang at once: never retried.
 - The probes a worker's death took down are scored again in a fresh worker that never calls the function
   that stopped it (``ScoringPool._rescore_buried``).
 - A probe verdict whose probes all errored or timed out is a skip naming that, never a pass, and every probe
@@ -13,6 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 
 import env_fixtures as fx
 import pytest
@@ -26,11 +31,13 @@ from vlab.reward import probes as rp
 from vlab.reward import verdicts
 
 
-def _score(total, timed_out=(), error=None) -> Score:
+def _score(total, timed_out=(), error=None, starved=True) -> Score:
+    """``starved``: the timeouts were the machine's (retried), else the reward's own (hangs)."""
     return Score(
         total=total,
         per_function={"correct": total},
         timed_out=list(timed_out),
+        starved=list(timed_out) if starved else [],
         scoring_error=FunctionError(error, "stopped", "") if error else None,
     )
 
@@ -77,6 +84,15 @@ def test_a_probe_slow_only_under_load_is_retried_alone_then_all_of_its_call_are_
     ]
     assert pool.retries["probes"] == 3 and pool.retries["recovered"] == 3
     assert pool.recovered == {"correct"} and not pool.hangs
+
+
+def test_a_timeout_on_the_evidence_of_its_own_time_is_a_hang_at_once_never_retried():
+    """Issue 52: a call that waited (or had its bound on a CPU) past the bound hung, however loaded the machine."""
+    worker = _FakeWorker(lambda text, retry: _score(None, ["correct"], starved=False))
+    pool = _pool(worker)
+    out = pool.score_sync([(ROW, "a"), (ROW, "b")], 1.0, 8)
+    assert all(s.timed_out for s in out) and [c[0] for c in worker.log] == [["a", "b"]]
+    assert pool.hangs == {"correct"} and pool.retries["probes"] == 0 and not pool.recovered
 
 
 def test_a_real_hang_is_confirmed_alone_and_never_retried_again():
@@ -174,11 +190,60 @@ def test_a_timed_out_form_probe_is_not_counted_as_refused():
 
 
 SLOW_FIRST = """
+import os, signal, threading, time
+
+CPU = {cpu}
+SPINNERS = {spinners!r}
+
+
+def group_nice(value: int) -> None:
+    # the worker leads a session of its own: with autogroup scheduling its group shares a CPU with the spinners'
+    # group half and half whatever its threads' nice values, unless the group itself is niced
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write(str(value))
+    except OSError:
+        pass
+
+
+def slow_first_call(completion, answer) -> float:
+    # as on a busy machine: the first call's work runs in a thread on the one CPU where the test's two spinners run,
+    # at nice 19, so it gets about 1% of that CPU (it is starved) and would take minutes; every later call is instant
+    flag = os.path.join(os.path.dirname(__file__), "called_once")
+    if os.path.exists(flag):
+        return 0.0
+    open(flag, "w").close()
+    done = threading.Event()
+    group_nice(19)
+
+    def work():
+        os.sched_setaffinity(0, {{CPU}})
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        start = time.thread_time()
+        while time.thread_time() - start < 2.0 and not done.is_set():
+            pass
+
+    helper = threading.Thread(target=work, daemon=True)
+    helper.start()
+    try:
+        helper.join()
+    finally:  # stopped (or done): the machine is quiet again for the rest of the run
+        done.set()
+        group_nice(0)
+        for pid in open(SPINNERS).read().split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+    return 0.0
+"""
+
+WAITS_FIRST = """
 import os
 
 
 async def slow_first_call(completion, answer) -> float:
-    # as on a busy machine: the first call takes far longer than --timeout, every later one is instant
+    # the first call waits far longer than --timeout, every later one is instant
     flag = os.path.join(os.path.dirname(__file__), "called_once")
     if not os.path.exists(flag):
         open(flag, "w").close()
@@ -188,21 +253,53 @@ async def slow_first_call(completion, answer) -> float:
 """
 
 
-@pytest.mark.classic
-def test_test_reward_retries_a_slow_first_call_alone_and_gives_the_real_verdict(tmp_path):
+def _spinners(cpu: int, pids) -> list[subprocess.Popen]:
+    code = f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True:\n    pass"
+    procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(2)]
+    pids.write_text(" ".join(str(p.pid) for p in procs))
+    return procs
+
+
+def _test_reward(tmp_path, funcs: str, timeout: str) -> dict:
     data = fx.write_dataset(tmp_path, fx.ROWS[:2])
     rubric = "vf.Rubric(funcs=[exact_match, slow_first_call], weights=[1.0, 0.0], parser=parser)"
-    path = fx.classic_env(tmp_path, "slow_first", fx.EXACT + SLOW_FIRST, rubric)
+    path = fx.classic_env(tmp_path, "slow_first", fx.EXACT + funcs, rubric)
     run = run_script(
         "test_reward",
         *(str(path), "--env-args", json.dumps({"dataset_path": str(data)}), "--num-examples", "2"),
-        *("--timeout", "2", "--json"),
+        *("--timeout", timeout, "--json"),
         timeout=600,
     )
-    obj = run.json
+    return run.json
+
+
+@pytest.mark.classic
+@pytest.mark.skipif(not os.path.exists("/proc/thread-self/schedstat"), reason="needs Linux scheduler statistics")
+def test_test_reward_retries_a_first_call_the_machine_starved_alone_and_gives_the_real_verdict(tmp_path):
+    cpu = min(os.sched_getaffinity(0))
+    pids = tmp_path / "spinners.txt"
+    spinners = _spinners(cpu, pids)
+    try:
+        # --timeout 1: starved for 1 s x evidence.stretch() (6 s at least) before it is stopped as starved
+        obj = _test_reward(tmp_path, SLOW_FIRST.format(cpu=cpu, spinners=str(pids)), "1")
+    finally:
+        for proc in spinners:
+            proc.kill()
+            proc.wait()
     ids = {c["id"]: c for c in obj["checks"]}
     retries = obj["data"]["machine_load"]["timeout_retries"]
     assert retries["probes"] >= 1 and retries["recovered"] >= 1, retries
     assert ids["gold_reward"]["status"] == "pass", ids["gold_reward"]
     assert ids["speed"]["status"] != "fail", ids["speed"]  # no function "hanging" once retried alone
-    assert run.returncode == obj["exit_code"] == 0, [c for c in obj["checks"] if c["status"] == "fail"]
+    assert obj["exit_code"] == 0, [c for c in obj["checks"] if c["status"] == "fail"]
+
+
+@pytest.mark.classic
+def test_a_first_call_that_waits_past_the_bound_is_a_hang_at_once_not_retried(tmp_path):
+    """Issue 52: a call that sleeps uses no CPU, so the machine's load did not slow it: no retry (issue 36 retried it
+    alone, and called it again)."""
+    obj = _test_reward(tmp_path, WAITS_FIRST, "2")
+    ids = {c["id"]: c for c in obj["checks"]}
+    assert obj["data"]["machine_load"]["timeout_retries"]["probes"] == 0, obj["data"]["machine_load"]
+    assert ids["speed"]["status"] == "fail" and "slow_first_call" in ids["speed"]["message"], ids["speed"]
+    assert obj["exit_code"] == 1

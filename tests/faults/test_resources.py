@@ -149,7 +149,8 @@ def test_processes_started_by_a_reward_end_with_the_run(tmp_path, name):
 
 @pytest.mark.classic
 def test_hung_reward_with_a_daemon_process_leaves_nothing(tmp_path):
-    """The worker is killed for time (not stopped in order): what its reward started dies with it."""
+    """The hung call is stopped for time (by a signal, or the worker killed when it ignores that too): what its reward
+    started dies with the run all the same."""
     pids = tmp_path / "pids.txt"
     body = LEFTOVERS["new_session_process"].replace("    return 0.0", "    import signal, time\n")
     body += "    signal.signal(signal.SIGALRM, signal.SIG_IGN)\n    time.sleep(600)"

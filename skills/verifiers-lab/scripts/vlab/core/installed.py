@@ -98,9 +98,11 @@ class CommandOutput:
 
 def load_scale() -> float:
     """How many times longer than on an idle machine a call may take now: the 1-minute load average per core,
-    at least 1. Every time bound (test_reward's on user code, run_command's on external commands) is
-    multiplied by it, so what is slow only because other work shares the cores is not called hanging (a
-    verdict must not change with the machine's load)."""
+    at least 1. run_command's bound on external commands is multiplied by it, so a CLI slow only because other
+    work shares the cores is not called hanging (a verdict must not change with the machine's load).
+    test_reward's bounds on user code do not stretch by it: they are on the call's own time, from the kernel's
+    evidence (``vlab.env.evidence``), and use it only for how long a starved call may wait, and where the kernel
+    keeps no scheduler statistics."""
     try:
         load = os.getloadavg()[0]
     except (OSError, AttributeError):

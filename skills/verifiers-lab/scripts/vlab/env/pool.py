@@ -9,11 +9,13 @@ call on one core) go to the first worker alone, so state_leak and the probe phas
 siblings met (exits, crashes, hangs, printed output) is folded into the first worker's record
 (``incidents``, ``user_output``) when the pool closes.
 
-A probe that ran out of time is scored again before it becomes a verdict (``_retry_timeouts``): first
-alone, with the function's earlier hang forgotten; if it returns now, the machine was busy, and every
-other probe that timed out in that call is scored again too; if it times out alone as well, the hang is
-the reward's, and that function is not retried again. What was retried, recovered and waited for is
-in ``retries``.
+A probe that ran out of time only because the machine starved it (``Score.starved``: its wall time reached
+the stretched bound before its own time reached the bound, ``vlab.env.evidence``) is scored again before it
+becomes a verdict (``_retry_timeouts``): first alone, with the function's earlier timeout forgotten; if it
+returns now, the machine was busy, and every other probe the machine starved in that call is scored again too;
+if it times out alone as well, the hang is the reward's, and that function is not retried again. A probe that
+timed out on the evidence of its own time (it waited, or had its bound on a CPU) is a hang at once, never
+retried. What was retried, recovered and waited for is in ``retries``.
 
 The pool is an ``Environment`` in its own right: every part of the interface is handed to the first
 worker by name (no attribute pass-through), and whether it may spread at all is the constructor's
@@ -139,26 +141,28 @@ class ScoringPool(Environment):
         return out
 
     def _retry_timeouts(self, items: list, out: list[Score], timeout: float, concurrency: int) -> list[Score]:
-        """Score the probes that ran out of time again (see the module's docstring); the rest stand."""
-        timed = [i for i, s in enumerate(out) if s.timed_out and not set(s.timed_out) <= self.hangs]
+        """Score the probes the machine starved again (see the module's docstring); the rest stand."""
+        self.hangs |= {name for s in out for name in s.timed_out if name not in s.starved}  # their own time: hung
+        timed = [i for i, s in enumerate(out) if set(s.starved) - self.hangs]
         if not timed or self.retries["rounds"] >= MAX_RETRY_ROUNDS:
             return out
         self.retries["rounds"] += 1
         t0 = time.perf_counter()
-        names = {name for i in timed for name in out[i].timed_out}
+        names = {name for i in timed for name in out[i].starved} - self.hangs
         first, rest = timed[0], timed[1:]
+        retried = set(out[first].starved) - self.hangs
         [out[first]] = run(self.env.score([items[first]], timeout, 1, retry=True))
         tried = [first]
-        if out[first].timed_out:  # alone too: the reward's own hang
-            self.hangs |= set(out[first].timed_out)
+        if retried & set(out[first].timed_out):  # alone too: the reward's own hang
+            self.hangs |= retried & set(out[first].timed_out)
         elif rest:  # the machine was busy: the others again
             for i, s in zip(rest, run(self.env.score([items[i] for i in rest], timeout, concurrency, retry=True))):
                 out[i] = s
             tried += rest
-        still = {name for i in tried for name in out[i].timed_out}
+        still = {name for i in tried for name in out[i].timed_out} & names
         self.recovered |= names - still - self.hangs
         self.retries["probes"] += len(tried)
-        self.retries["recovered"] += sum(1 for i in tried if not out[i].timed_out)
+        self.retries["recovered"] += sum(1 for i in tried if not set(out[i].timed_out) & names)
         self.retries["seconds"] = round(self.retries["seconds"] + time.perf_counter() - t0, 1)
         return out
 

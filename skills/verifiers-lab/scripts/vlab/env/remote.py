@@ -3,16 +3,16 @@
 The parent keeps stdout and the exit code. The worker's stdout and stderr go to a capture
 file, read back masked and truncated (``user_output``). A worker that exits (sys.exit,
 os._exit, atexit), is killed, crashes or stops answering becomes an ``incident`` and a
-failed score with its reason, never a silent pass. Wall-clock limits are enforced here:
-when no answer comes within the allowance, the worker is killed. The incident names the reward
-functions that were running (the worker shares them on a beacon page); a fresh worker (the
-environment loaded again, at most ``MAX_REVIVALS`` times) scores the rest without ever calling
-those functions again (``skipped``: they would exit or hang again), so one bad function costs one
-load and one allowance, and every other function and check still gets its scores. A death that
-names no function is not revived: the rows not yet scored fail at once with the first incident.
-A retry (``score(..., retry=True)``) calls a function that timed out once more, alone.
-Rows are sent in one message per scoring call and scores come back one message per group,
-so the per-call cost stays small.
+failed score with its reason, never a silent pass. Time limits are enforced here too, on the
+worker's own time (``vlab.env.watch``): a reward call that holds the worker is stopped inside it,
+and a worker that ignores that, or sends nothing for its allowance, is killed. The incident names
+the reward functions that were running (the worker's beacon page); after a death a fresh worker
+(the environment loaded again, at most ``MAX_REVIVALS`` times) scores the rest without ever calling
+those functions again (``skipped``), so one bad function costs one load and one bound, and every
+other function and check still gets its scores. A death that names no function is not revived:
+the rows not yet scored fail at once with the first incident. A retry (``score(..., retry=True)``)
+calls a function the machine starved once more, alone; a hung one never. Rows are sent in one
+message per scoring call and scores come back one message per group (a small per-call cost).
 """
 
 from __future__ import annotations
@@ -29,36 +29,22 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from vlab.core import installed, secrets
+from vlab.core import secrets
 from vlab.core.result import ExternalError, PrerequisiteError, ToolError, UsageError
 from vlab.env.base import Environment
 from vlab.env.instrument import BEACON_BYTES, read_beacon
 from vlab.env.messages import call_generate
 from vlab.env.types import ROLLOUT_KEY, FormatHints, FunctionError, Generate, RolloutResult, Row, Score
-from vlab.env.worker import kill_tree
+from vlab.env.watch import LOOK, Watch
+from vlab.env.worker import death_reason, kill_tree, memory_limit_mib
 
-GRACE = 5.0  # seconds added to each wall-clock allowance (process and pipe overhead)
+GRACE = 5.0  # seconds added to each allowance (process and pipe overhead)
 MAX_REVIVALS = 3  # fresh workers after deaths that named their function (never called again there)
 # The load time limit (test_reward --load-timeout; local_train uses this default): loading may
 # download a dataset, so it is generous; an import or load_environment that blocks forever is
 # stopped at this limit and reported as worker_timeout (exit 1), never waited on.
 LOAD_LIMIT = 900.0
 EXCERPT = 2000  # characters of the user's output kept (head and tail)
-
-
-def memory_limit_mib() -> int:
-    """The worker's memory cap (``VLAB_WORKER_MEMORY_MB``, default half the machine's memory): a reward
-    that allocates without bound fails with MemoryError there, and the machine never swaps to death."""
-    try:
-        given = int(os.environ.get("VLAB_WORKER_MEMORY_MB", "-1"))
-    except ValueError:
-        given = -1
-    if given >= 0:  # 0: no limit (a reward that runs a model on the GPU may need its address space)
-        return given
-    try:
-        return max(1024, (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) >> 21)
-    except (ValueError, OSError, AttributeError):
-        return 0
 
 
 _ERRORS = {"UsageError": UsageError, "PrerequisiteError": PrerequisiteError, "ExternalError": ExternalError}
@@ -118,6 +104,7 @@ class RemoteEnvironment(Environment):
         # name -> (kind, reason): functions that stopped a worker, never called by a fresh one (a retry may call a hung one)
         self.skipped: dict[str, tuple[str, str]] = {}
         self.revivals = 0
+        self._interrupted: dict[str, tuple[str, str]] = {}  # running when a call was stopped inside the worker
         self._output: list[tuple[int, str]] = []  # (bytes written, excerpt) per finished worker
         self._handlers: dict[int, Any] = {}
         self._next = 0
@@ -171,6 +158,7 @@ class RemoteEnvironment(Environment):
         self._to = Connection(to_child_w, readable=False)
         self._from = Connection(from_child_r, writable=False)
         self._killed: tuple[str, str] | None = None
+        self._starved = False  # the last kill for time was the machine's doing (starved), not the reward's
         self._reader = threading.Thread(target=self._read, args=(self.proc, self._from), daemon=True)
         self._reader.start()
         return self._request_sync(("load", self.spec, self._args), self.load_timeout, during)
@@ -190,7 +178,7 @@ class RemoteEnvironment(Environment):
         except Exception as err:  # noqa: BLE001 - an unreadable message ends this worker
             self._kill("crash", f"sent an unreadable message ({type(err).__name__})")
         code = proc.wait()
-        kind, reason = self._killed or self._reason(code)
+        kind, reason = self._killed or death_reason(code)
         try:
             running = read_beacon(self._beacon.read_bytes())
         except OSError:
@@ -198,21 +186,6 @@ class RemoteEnvironment(Environment):
         self._finish_output()
         for handler in list(self._handlers.values()):
             handler(("dead", None, kind, reason, running))
-
-    @staticmethod
-    def _reason(code: int) -> tuple[str, str]:
-        if code < 0:
-            try:
-                name = signal.Signals(-code).name
-            except ValueError:
-                name = str(-code)
-            why = f"the environment's process was killed by {name}"
-            if name in ("SIGKILL", "SIGABRT", "SIGSEGV", "SIGBUS") and memory_limit_mib():
-                why += (
-                    f" (if it ran out of memory: the worker's limit is {memory_limit_mib()} MiB, VLAB_WORKER_MEMORY_MB)"
-                )
-            return "crash", why
-        return "exit", f"the environment's code ended the process (exit code {code}: sys.exit, os._exit or atexit)"
 
     def _kill(self, kind: str, reason: str) -> None:
         if self._killed is None:
@@ -301,8 +274,11 @@ class RemoteEnvironment(Environment):
                 self.revivals += 1
             self._start(during)
 
-    def _stopped_by(self, kind: str, reason: str, running: list[str]) -> None:
-        for name in running or []:  # a worker's death while scoring or in a rollout: not called again
+    def _stopped_by(self, kind: str, reason: str, running: list[str], starved: bool = False) -> None:
+        """A worker's death: its running functions are never called again (a starved one by a retry: "timeout")."""
+        if kind == "timeout" and not starved:
+            kind = "hang"
+        for name in running or []:
             self.skipped.setdefault(name, (kind, reason))
 
     def _request_sync(self, msg: tuple, limit: float, during: str) -> Any:
@@ -354,19 +330,22 @@ class RemoteEnvironment(Environment):
     async def score_group(self, row: Row, completions: list[Any]) -> list[Score]:
         return await self.score([(row, c) for c in completions])
 
-    def _failed(self, kind: str, reason: str, running: list[str] | None = None) -> Score:
+    def _failed(self, kind: str, reason: str, running: list[str] | None = None, starved: bool = False) -> Score:
         names = [f.name for f in self.reward_functions]
+        timed_out = (running or names) if kind == "timeout" else []
         return Score(
             total=None,
             per_function=dict.fromkeys(names),
-            timed_out=(running or names) if kind == "timeout" else [],
+            timed_out=timed_out,
+            starved=timed_out if starved else [],
             scoring_error=FunctionError(f"Worker{kind.capitalize()}", reason, ""),
         )
 
     async def score(
         self, items: list[tuple[Row, Any]], timeout: float = 10.0, concurrency: int = 32, retry: bool = False
     ) -> list[Score]:
-        """``retry``: call again the functions that timed out (or stopped a worker by a hang); one that returns is cleared."""
+        """``retry``: call again the functions the machine starved (in a worker or stopping one); one that returns is
+        cleared. A function that hung on the evidence of its own time is never called again."""
         skipped = {n: v for n, v in self.skipped.items() if not (retry and v[0] == "timeout")}
         index: dict[int, int] = {}
         groups: list[tuple[Row, list[int]]] = []
@@ -386,7 +365,7 @@ class RemoteEnvironment(Environment):
                 first = self.incidents[0] if self.incidents else {"kind": "exit"}
                 for gi in pending:
                     for i in groups[gi][1]:
-                        out[i] = self._failed(first["kind"], err.message, first.get("functions"))
+                        out[i] = self._failed(first["kind"], err.message, first.get("functions"), first.get("starved"))
                 break
             rid = self._rid()
             box: asyncio.Queue = asyncio.Queue()
@@ -398,9 +377,13 @@ class RemoteEnvironment(Environment):
             except OSError:
                 pass
             try:
-                pending = await self._collect(box, groups, pending, started, out, allowance)
+                pending = await self._collect(box, groups, pending, started, out, allowance, timeout)
             finally:  # also when cancelled (Ctrl-C): no handler is left pointing at a closed loop
                 self._handlers.pop(rid, None)
+        for name, stopped in self._interrupted.items():  # the one that took the stop: never called by a fresh worker
+            if any(s is not None and name in s.timed_out for s in out):
+                self.skipped.setdefault(name, stopped)
+        self._interrupted.clear()
         if retry:  # a function that returned this time was slow, not hung: the next calls call it again
             for name in [n for n, v in self.skipped.items() if v[0] == "timeout"]:
                 if all(s is not None and name not in s.timed_out for s in out):
@@ -415,14 +398,23 @@ class RemoteEnvironment(Environment):
         started: list[int],
         out: list[Score | None],
         allowance: float,
+        timeout: float,
     ) -> list[int]:
         """Scores of one scoring message as they come; returns the groups still to score."""
+        watch = Watch(self._beacon, allowance, timeout, self._interrupted)
         while True:
-            waited = allowance * installed.load_scale()  # the reward's time, not the machine's load
             try:
-                msg = await asyncio.wait_for(box.get(), waited)
+                msg = await asyncio.wait_for(box.get(), LOOK)
             except TimeoutError:
-                self._kill("timeout", f"a reward function did not return within {waited:.3g} s; stopped")
+                msg = None
+            overdue = watch.due() if msg is None else watch.heard()
+            self.incidents += watch.stopped  # calls stopped inside the worker, which lived on
+            watch.stopped.clear()
+            if msg is None:
+                if overdue is None:
+                    continue
+                self._starved, reason = overdue
+                self._kill("timeout", reason)
                 msg = await box.get()
             if msg[0] == "started":
                 started.append(msg[2])
@@ -438,14 +430,17 @@ class RemoteEnvironment(Environment):
                             out[i] = self._failed("error", msg[3])
                 return []
             else:  # dead
-                kind, reason = msg[2], msg[3]
-                self.incidents.append({"kind": kind, "reason": reason, "during": "scoring", "functions": msg[4]})
-                self._stopped_by(kind, reason, msg[4])
+                kind, reason, running = msg[2], msg[3], msg[4]
+                starved = kind == "timeout" and self._starved
+                self.incidents.append(
+                    {"kind": kind, "reason": reason, "during": "scoring", "functions": running, "starved": starved}
+                )
+                self._stopped_by(kind, reason, running, starved)
                 undone = [gi for gi in pending if out[groups[gi][1][0]] is None]
                 blamed = [gi for gi in started if gi in undone] or undone[:1]
                 for gi in blamed:
                     for i in groups[gi][1]:
-                        out[i] = self._failed(kind, reason, msg[4])
+                        out[i] = self._failed(kind, reason, running, starved)
                 return [gi for gi in undone if gi not in blamed]
 
     # rollouts: the worker calls back for every model turn
@@ -490,7 +485,7 @@ class RemoteEnvironment(Environment):
                     self.incidents.append(
                         {"kind": msg[2], "reason": msg[3], "during": "a rollout", "functions": msg[4]}
                     )
-                    self._stopped_by(msg[2], msg[3], msg[4])
+                    self._stopped_by(msg[2], msg[3], msg[4])  # a rollout's bound is not the load's: a hang
                     score = self._failed(msg[2], msg[3], msg[4])
                     return [RolloutResult([], row.prompt, score, [], None, msg[3]) for _ in range(n)]
                 return self._value(msg, "running a rollout")

@@ -84,6 +84,9 @@ class Score:
     errors: dict[str, FunctionError] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # per-function call time
     timed_out: list[str] = field(default_factory=list)
+    # of timed_out, the functions stopped only because the machine starved them (``vlab.env.evidence``): the
+    # others hung on the evidence of their own time
+    starved: list[str] = field(default_factory=list)
     scoring_error: FunctionError | None = None  # the whole scoring call raised (v1 TaskError)
     metrics: dict[str, float] = field(default_factory=dict)  # v1 @vf.metric values (classic: in per_function)
 

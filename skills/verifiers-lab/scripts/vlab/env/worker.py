@@ -33,6 +33,7 @@ import traceback
 from multiprocessing.connection import Connection
 
 from vlab.core.result import ToolError
+from vlab.env.evidence import descendants
 from vlab.env.instrument import BEACON_BYTES
 from vlab.env.types import ROLLOUT_KEY
 
@@ -116,7 +117,9 @@ class Worker:
             with open(self.beacon, "r+b") as f:
                 self.env.calls.beacon = mmap.mmap(f.fileno(), BEACON_BYTES)
         except (OSError, ValueError):
-            pass
+            return
+        self.env.calls.show()  # the pid on the page before any call: the parent can look at it
+        self.env.calls.listen_for_stops()
 
     def metadata(self) -> dict:
         env = self.env
@@ -136,11 +139,11 @@ class Worker:
         self, rid: int, groups: list, timeout: float, concurrency: int, skipped: dict | None = None, retry=False
     ) -> None:
         """Score each group (row, completions), sending each group's scores as it finishes. ``skipped``: the
-        functions that stopped an earlier worker (not called); ``retry``: call the ones that timed out again."""
+        functions that stopped an earlier worker (not called); ``retry``: call the ones the machine starved again."""
         self.env.calls.timeout = timeout
         self.env.calls.skipped = dict(skipped or {})
         if retry:
-            self.env.calls.forget_hangs()
+            self.env.calls.forget_starved()
         sem = asyncio.Semaphore(max(1, concurrency))
 
         async def one(gi: int, row, completions) -> None:
@@ -192,28 +195,6 @@ def become_subreaper() -> None:
         pass
 
 
-def descendants(root: int) -> list[int]:
-    """Every live process below ``root`` (by parent links in /proc), children first."""
-    parents: dict[int, int] = {}
-    try:
-        names = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return []
-    for name in names:
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                parents[int(name)] = int(f.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    found: list[int] = []
-    frontier = [root]
-    while frontier:
-        below = [pid for pid, ppid in parents.items() if ppid in frontier and pid not in found]
-        found += below
-        frontier = below
-    return found
-
-
 def kill_tree(root: int) -> None:
     """SIGKILL every descendant of ``root`` (stopped first, so none forks a replacement while we go)."""
     for _ in range(3):  # a process forking in a loop: what it forked in between is caught next round
@@ -249,6 +230,35 @@ def end_process_group() -> None:
                 os.kill(pid, signal.SIGKILL)
         except OSError:
             continue
+
+
+def memory_limit_mib() -> int:
+    """The worker's memory cap (``VLAB_WORKER_MEMORY_MB``, default half the machine's memory): a reward
+    that allocates without bound fails with MemoryError there, and the machine never swaps to death."""
+    try:
+        given = int(os.environ.get("VLAB_WORKER_MEMORY_MB", "-1"))
+    except ValueError:
+        given = -1
+    if given >= 0:  # 0: no limit (a reward that runs a model on the GPU may need its address space)
+        return given
+    try:
+        return max(1024, (os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")) >> 21)
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def death_reason(code: int) -> tuple[str, str]:
+    """(kind, reason) of a worker that ended with ``code`` (a negative one: the signal that killed it)."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        why = f"the environment's process was killed by {name}"
+        if name in ("SIGKILL", "SIGABRT", "SIGSEGV", "SIGBUS") and memory_limit_mib():
+            why += f" (if it ran out of memory: the worker's limit is {memory_limit_mib()} MiB, VLAB_WORKER_MEMORY_MB)"
+        return "crash", why
+    return "exit", f"the environment's code ended the process (exit code {code}: sys.exit, os._exit or atexit)"
 
 
 def limit_memory() -> None:

@@ -8,7 +8,10 @@ from vlab.core.result import Result
 _INCIDENT_HINTS = {
     "exit": "a reward function or loader must return a value, never call sys.exit/os._exit",
     "crash": "the process died (a segfault or a kill): find the native call or memory use in the reward",
-    "timeout": "make the reward return promptly; blocking calls in async code are not interrupted",
+    "timeout": (
+        "make the reward return promptly; a blocking call (time.sleep, a synchronous client) inside async def holds "
+        "the whole event loop: await an async one, or bound it yourself"
+    ),
 }
 _LOAD_TIMEOUT_HINT = (
     "find what blocks at import or in load_environment (a network call, input(), a lock); "
@@ -19,8 +22,9 @@ _LOAD_TIMEOUT_HINT = (
 def isolation_checks(
     result: Result, incidents: list[dict], output: dict | None, recovered: set[str] = frozenset()
 ) -> None:
-    """What the environment's process did besides scoring: exits, crashes, hangs, printing. A hang whose
-    functions all returned when retried alone (``recovered``) was the machine's load: a warning."""
+    """What the environment's process did besides scoring: exits, crashes, hangs, printing. A hang is named on the
+    evidence of the call's own time (``vlab.env.evidence``): it waited, or had its bound on a CPU. A call the machine
+    starved is retried alone; if all its functions then returned (``recovered``), it was the machine: a warning."""
     for kind in ("exit", "crash", "timeout"):
         seen = [i for i in incidents if i["kind"] == kind]
         if seen:
@@ -32,7 +36,7 @@ def isolation_checks(
             if kind == "timeout" and all(i.get("functions") and set(i["functions"]) <= recovered for i in seen):
                 result.warn(
                     f"worker_{kind}",
-                    f"{message}, then returned when scored again alone: the machine was busy, not the reward "
+                    f"{message}, then returned when scored again alone: the machine starved it, not the reward "
                     "(those probes' scores are the retry's)",
                     "run test_reward again on a quieter machine to see the reward's own speed",
                 )
