@@ -114,6 +114,17 @@ CORRECT_LIST_NAMES = [
     "answers",
 ]
 INCORRECT_LIST_NAMES = ["incorrectanswers", "wronganswers", "falseanswers", "badanswers", "negativeanswers"]
+# A flag saying a row has several answers that must all be given, and the answer's unit (OlympiadBench's
+# is_multiple_answer and unit; catalog roles "multiple" and "unit", the numeric templates' optional columns).
+MULTIPLE_NAMES = [
+    "ismultipleanswer",
+    "multipleanswer",
+    "multipleanswers",
+    "ismultiple",
+    "multianswer",
+    "hasmultipleanswers",
+]
+UNIT_NAMES = ["unit", "units", "answerunit", "unitofanswer"]
 # Text that comes before the question in the prompt (SVAMP's Body, a reading passage).
 CONTEXT_NAMES = ["body", "passage", "context", "article", "document", "story", "paragraph", "background", "support"]
 QUESTION_LIKE = ["question", "query", "problem", "stem", "instruction", "goal", "ask"]
@@ -131,6 +142,8 @@ ROLE_NAMES = {
     "setup": SETUP_NAMES,
     "answers_correct": CORRECT_LIST_NAMES,
     "answers_incorrect": INCORRECT_LIST_NAMES,
+    "multiple": MULTIPLE_NAMES,
+    "unit": UNIT_NAMES,
 }
 
 
@@ -239,6 +252,8 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
         "setup": None,
         "answers_correct": None,
         "answers_incorrect": None,
+        "multiple": None,
+        "unit": None,
     }
     taken: set[str] = set()
     usable = [c for c in columns if c.type != "null" and c.values]
@@ -379,6 +394,21 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
     hit = _by_name(usable, INFO_NAMES, taken)
     if hit:
         roles["info"] = _role(hit[0].name, 0.9, f"column name {hit[0].name!r} (a {hit[0].type})")
+    # Beside the answer: a flag saying the row has several answers, and the answer's unit (both may be empty).
+    columns_all = [c for c in columns if c.name not in taken]
+    hit = _by_name(columns_all, MULTIPLE_NAMES, taken)
+    if hit and hit[0].type in ("boolean", "integer", "string", "mixed", "null"):
+        roles["multiple"] = _role(
+            hit[0].name,
+            0.9,
+            f"column name {hit[0].name!r}: the rows it flags have several answers that must all be given",
+        )
+        taken.add(hit[0].name)
+    hit = _by_name(columns_all, UNIT_NAMES, taken)
+    if hit and hit[0].type in ("string", "mixed", "null"):
+        empty = f", empty on {hit[0].nulls} of {hit[0].rows} rows read" if hit[0].nulls else ""
+        roles["unit"] = _role(hit[0].name, 0.9, f"column name {hit[0].name!r}: the answer's unit{empty}")
+        taken.add(hit[0].name)
 
     roles["tried"] = {
         "prompt": "chat-messages columns, then names: " + ", ".join(PROMPT_NAMES) + "; then the longest text column",
@@ -391,6 +421,8 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
         "setup": "names: " + ", ".join(SETUP_NAMES) + " (text, beside a tests column)",
         "answers_correct": "names: " + ", ".join(CORRECT_LIST_NAMES) + " (a list, or ';'/'|'-separated text)",
         "answers_incorrect": "names: " + ", ".join(INCORRECT_LIST_NAMES) + " (a list, or ';'/'|'-separated text)",
+        "multiple": "names: " + ", ".join(MULTIPLE_NAMES) + " (a flag per row)",
+        "unit": "names: " + ", ".join(UNIT_NAMES) + " (text, may be empty)",
     }
     return roles
 
