@@ -270,13 +270,15 @@ def _brackets(text: str) -> tuple[str, str] | None:
 def quick_verdict(given: str, gold: str) -> float | None:
     """The verdict before math-verify, else None: 0.0 for an empty answer; 1.0 for the gold's own text (spacing,
     \\left/\\right and $ aside); 0.0 where brackets around the whole answer differ from the gold's (a tuple or
-    list (1, 3) is no interval [1, 3]); two plain rationals exactly (plain_verdict)."""
+    list (1, 3) is no interval [1, 3]), or where the gold is one bracketed answer and the reply goes on past its
+    closing bracket ('(4,5,7)+1', which math-verify reads as the tuple); two plain rationals exactly (plain_verdict)."""
     a, b = _plain_text(given), _plain_text(gold)
     if not a or not b:
         return 0.0
     if a == b:
         return 1.0
-    if _brackets(a) and _brackets(b) and _brackets(a) != _brackets(b):
+    ours, theirs = _brackets(a), _brackets(b)
+    if theirs and ((ours and ours != theirs) or (not ours and a[0] == b[0])):
         return 0.0
     return plain_verdict(a, b)
 

@@ -121,12 +121,14 @@ def unit_probes(gold: str, template: str, unit: str) -> list[Probe]:
 
 
 def extra_rows(scope: list, sample: list, kinds: dict, golds: dict, limit: int) -> list:
-    """The first row with several answers and the first with one answer and a unit, where the sample has none."""
+    """The first row with several answers, the first whose answers repeat a value (a repeat dropped is probed there)
+    and the first with one answer and a unit, where the sample has none."""
     taken, extra = {r.index for r in sample}, []
     numeric = [r for r in scope if kinds[r.index].kind == "number" and golds.get(r.index) is not None]
     ids = {r.index for r in numeric}
     one_unit = lambda r: row_unit(r) and not several_answers(r, golds[r.index])  # noqa: E731 - its unit probes
-    for wanted in (lambda r: several_answers(r, golds[r.index]), one_unit):
+    repeats = lambda r: len(set(found := several_answers(r, golds[r.index]))) < len(found)  # noqa: E731
+    for wanted in (lambda r: several_answers(r, golds[r.index]), repeats, one_unit):
         if len(extra) >= limit or any(wanted(r) for r in sample if r.index in ids):
             continue
         found = next((r for r in numeric if r.index not in taken and wanted(r)), None)

@@ -40,7 +40,15 @@ class ShortAnswerUnit(KindUnit):
     def refine(self, ctx: KindContext) -> None:
         from vlab.kinds.short_answer.probes import row_aliases
 
-        mine = {r.index: row_aliases(r) for r in ctx.scope if ctx.kinds[r.index].kind == self.name}
+        # Where most answers held as lists are aliases, the lists of one number among them ("2017") are too.
+        listed = {r.index: row_aliases(r, numbers=True) for r in ctx.scope if ctx.golds[r.index] is not None}
+        listed = {i: a for i, a in listed.items() if a}
+        ours = [i for i in listed if ctx.kinds[i].kind == self.name]
+        if listed and len(ours) * 2 >= len(listed):
+            for i in listed:
+                if ctx.kinds[i].kind == "number":
+                    ctx.kinds[i] = RowKind(self.name)
+        mine = {i: listed.get(i) or row_aliases(r) for r in ctx.scope if ctx.kinds[(i := r.index)].kind == self.name}
         by_gold = {ctx.golds[i]: aliases for i, aliases in mine.items()}  # own_wrongs knows the gold only
         ctx.state[self.name] = {"aliases": mine, "by_gold": by_gold, "templates": Counter()}
 
@@ -80,6 +88,15 @@ class ShortAnswerUnit(KindUnit):
             ctx.state[self.name]["templates"][template] += 1
         aliases = self._aliases(rr.row.index, ctx) or [rr.gold]
         return alias_probes(rr.gold, aliases, template, ctx.state[self.name]["aliases"], rr.row.index)
+
+    def reach_probes(self, row: Row, gold: str, kind: RowKind, template: str) -> list[Probe] | None:
+        """The gold, and its first alias as the data writes it ("10,605" where the gold reads 10605): one must earn
+        the top reward (every other alias is aliases_reachable's)."""
+        from vlab.kinds.short_answer.probes import row_aliases
+        from vlab.reward.probes import Probe, fill
+
+        written = [gold, *row_aliases(row)[:1]]
+        return [Probe("gold:reach", "gold", fill(template, text)) for text in dict.fromkeys(written)]
 
     def gold_forms(self, row: Row, gold: str, kind: RowKind, ctx: KindContext) -> list[str]:
         from vlab.kinds.short_answer.compare import normalise

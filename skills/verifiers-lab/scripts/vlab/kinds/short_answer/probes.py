@@ -21,6 +21,7 @@ import time
 from typing import TYPE_CHECKING
 
 from vlab.kinds.lists import held_as
+from vlab.kinds.number.values import looks_like_math, parse_number
 from vlab.kinds.rows import row_fields
 from vlab.kinds.short_answer.compare import aliases_of, matches, normalise
 from vlab.reward.probes import EPS, Probe, RowResult, answer_part, best_gold, fill, value
@@ -36,15 +37,18 @@ BATCH = 256  # aliases scored at once by aliases_reachable
 _ARTICLE = ("the ", "a ", "an ")
 
 
-def row_aliases(row: Row, fields: dict | None = None) -> list[str]:
+def row_aliases(row: Row, fields: dict | None = None, numbers: bool = False) -> list[str]:
     """The row's aliases, each once: its ``aliases`` field (the short-answer templates'), else its answer when the
-    environment holds it as a list; [] for a row that carries no list of aliases."""
+    environment holds it as a list of texts; [] for a row that carries no list of aliases. A list of numbers or
+    math alone (OlympiadBench's ['$1,3$']) is the number unit's, unless ``numbers`` (the data's lists are aliases)."""
     fields = row_fields(row) if fields is None else fields
     listed = fields.get("aliases")
     if isinstance(listed, (list, tuple)) and listed and all(isinstance(a, str) for a in listed):
         return aliases_of(list(listed))
     if isinstance(row.answer, (list, tuple, dict)) or (isinstance(row.answer, str) and held_as(row.answer)):
-        return aliases_of(row.answer)
+        found = aliases_of(row.answer)
+        mathy = all(parse_number(a) is not None or looks_like_math(a) for a in found)
+        return [] if mathy and not numbers else found
     return []
 
 
@@ -95,6 +99,8 @@ def alias_probes(gold: str, aliases: list[str], template: str, others: dict[int,
         Probe(f"alias:{k + 1}", ALIAS, fill(template, alias))
         for k, alias in enumerate([a for a in aliases if normalise(a) != normalise(gold)][:MAX_ALIASES])
     ]
+    if aliases and aliases[0] != gold and normalise(aliases[0]) == normalise(gold):  # "10,605" read as 10605
+        out.append(Probe("alias:0", ALIAS, fill(template, aliases[0])))
     out += [Probe(f"alias_form:{name}", FORM, fill(template, text)) for name, text in spellings(gold, aliases)]
     wrong = other_alias(aliases, others, index)
     if wrong is not None:
