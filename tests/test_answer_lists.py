@@ -213,3 +213,28 @@ def test_the_reply_gives_several_answers_in_one_box_or_several_in_a_row_and_a_un
     assert code.reference_of("['1,3']", None) == ("1,3", [])  # a one-element list's text, unwrapped
     said = code.answer_instructions(["1", "3"], "km/h")
     assert "several answers" in said and "separated by commas" in said and "km/h" in said
+
+
+def test_inspect_reads_squad_and_triviaqa_records_of_answers_as_aliases(tmp_path):
+    squad = tmp_path / "squad.jsonl"
+    squad.write_text(
+        "".join(
+            json.dumps(
+                {"title": "t", "context": f"passage {i}", "question": q, "answers": {"text": a, "answer_start": [0]}}
+            )
+            + "\n"
+            for i, (q, a) in enumerate(fx.QA)
+        )
+    )
+    data = analyse(read_sample(str(squad)))
+    assert data["roles"]["answer"]["column"] == "answers" and data["roles"]["prompt"]["columns"] == [
+        "context",
+        "question",
+    ]
+    assert data["answer_format"]["type"] == "answer_aliases"
+    assert data["answer_format"]["answer_list"]["held_as"] == "records of answers"
+    trivia = tmp_path / "trivia.jsonl"
+    trivia.write_text(
+        "".join(json.dumps({"question": q, "answer": {"value": a[0], "aliases": a}}) + "\n" for q, a in fx.QA)
+    )
+    assert analyse(read_sample(str(trivia)))["answer_format"]["type"] == "answer_aliases"

@@ -186,6 +186,11 @@ def answer_list_column(col: Column) -> str:
     not: lists of strings (or scalars), or text whose values mostly split on one separator."""
     if col.type.startswith("list"):
         return "a list per row"
+    if col.type == "dict":  # SQuAD's {"text": [...], "answer_start": [...]}, TriviaQA's {"value", "aliases"}
+        from vlab.kinds.lists import held_as
+
+        records = [v for v in col.values[:50] if isinstance(v, dict)]
+        return "a record of answers per row" if records and all(held_as(v) for v in records) else ""
     if col.type not in ("string", "mixed"):
         return ""
     texts = [v for v in col.values[:50] if isinstance(v, str) and v.strip()]
