@@ -42,7 +42,7 @@ def role(data, name):
         (fx.make_boolean_tsv, "tsv", "question", "answer", "boolean", "classic-classification"),
         (fx.make_classlabel_disk, "save_to_disk", "text", "label", "class_label", "classic-classification"),
         (fx.make_labels_csv, "csv", "text", "label", "class_label", "classic-classification"),
-        (fx.make_short_text_jsonl, "jsonl", "query", "target", "short_text", "classic-classification"),
+        (fx.make_short_text_jsonl, "jsonl", "query", "target", "short_text", "classic-short-answer"),
         (fx.make_code_jsonl, "jsonl", "prompt", "solution", "code", None),
         (fx.make_long_text_jsonl, "jsonl", "instruction", "output", "long_text", "classic-judge"),
         (fx.make_messages_jsonl, "jsonl", "prompt", "answer", "number", "classic-numeric"),

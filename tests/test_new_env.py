@@ -120,7 +120,12 @@ def test_template_defaults_kept_with_a_warning(tmp_path):
     assert obj["exit_code"] == 0
     warned = {c["id"] for c in obj["checks"] if c["status"] == "warn"}
     assert {"column-prompt", "column-answer"} <= warned
-    assert obj["data"]["columns"] == {"QUESTION_COLUMN": "question", "ANSWER_COLUMN": "answer"}
+    assert obj["data"]["columns"] == {
+        "QUESTION_COLUMN": "question",
+        "ANSWER_COLUMN": "answer",
+        "MULTIPLE_COLUMN": "is_multiple_answer",  # read only where a row has it
+        "UNIT_COLUMN": "unit",
+    }
     strict = run_script(
         "new_env", "plain2", "--template", "classic-numeric", "--path", str(tmp_path), "--json", "--strict"
     )
@@ -204,7 +209,12 @@ def test_mapping_from_inspect_dataset_output(tmp_path):
     )
     obj = assert_result(proc.json, "new_env", 0)
     assert obj["data"]["template"] == "classic-numeric"
-    assert obj["data"]["columns"] == {"QUESTION_COLUMN": "problem", "ANSWER_COLUMN": "solution"}
+    assert obj["data"]["columns"] == {
+        "QUESTION_COLUMN": "problem",
+        "ANSWER_COLUMN": "solution",
+        "MULTIPLE_COLUMN": None,  # the dataset has no several-answers flag nor unit
+        "UNIT_COLUMN": None,
+    }
     assert any("inspect_dataset" in c["message"] for c in obj["checks"] if c["id"] == "column-prompt")
     assert str(data) in obj["next_steps"][0]  # the next command names the data it was made from
 
@@ -458,7 +468,7 @@ def test_new_env_takes_v1_unless_told_or_only_0_3_is_installed(monkeypatch, inst
 
 def test_new_env_default_from_inspect_is_the_installed_generations(tmp_path):
     """End to end, no stub: the package new_env writes from inspect_dataset is v1 unless 0.3.x is installed."""
-    rows = [{"text": r["review"], "label": r["sentiment"]} for r in label_rows(16)]
+    rows = [{"text": r["review"], "label": r["sentiment"]} for r in label_rows(24)]  # 20 rows make a label column
     report = inspect(write_jsonl(tmp_path / "labels.jsonl", rows), tmp_path)
     made = run_script("new_env", "moods", "--from-inspect", str(report), "--path", str(tmp_path), "--json").json
     assert made["exit_code"] == 0, made

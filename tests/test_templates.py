@@ -25,8 +25,17 @@ CLASSIC = [
     "classic-multiturn-tool",
     "classic-code",
     "classic-program",
+    "classic-short-answer",
 ]
-V1 = ["v1-numeric", "v1-multiple-choice", "v1-classification", "v1-multiturn-tool", "v1-code", "v1-program"]
+V1 = [
+    "v1-numeric",
+    "v1-multiple-choice",
+    "v1-classification",
+    "v1-multiturn-tool",
+    "v1-code",
+    "v1-program",
+    "v1-short-answer",
+]
 # Scored by an LLM judge: tests/test_judge.py scores them against the loopback stub judge.
 JUDGE = ["classic-judge", "v1-judge"]
 
@@ -47,6 +56,13 @@ ROWS = {
     "classification": [
         {"text": "a wonderful, moving film", "label": "positive"},
         {"text": "dull and far too long", "label": "negative"},
+    ],
+    "short-answer": [  # Natural Questions' layout: a list of aliases, any one right
+        {
+            "question": "when was the last time anyone was on the moon",
+            "answer": ["14 December 1972 UTC", "December 1972"],
+        },
+        {"question": "who wrote he ain't heavy he's my brother lyrics", "answer": ["Bobby Scott", "Bob Russell"]},
     ],
     "code": [  # HumanEval's layout: the solution is the body under the prompt's signature
         {
@@ -80,6 +96,7 @@ REPLIES = {
     "numeric": ("3 boxes of 12 make 36. \\boxed{36}", "I think it is \\boxed{35}"),
     "multiple-choice": ("2 + 2 = 4, option B. \\boxed{B}", "\\boxed{A}"),
     "classification": ("Clearly praise. \\boxed{positive}", "\\boxed{negative}"),
+    "short-answer": ("The last landing was Apollo 17: \\boxed{December 1972}", "\\boxed{July 1969}"),
     "code": (
         "Here it is:\n```python\ndef add(a, b):\n    return a + b\n```",
         "```python\ndef add(a, b):\n    return a - b\n```",
@@ -299,6 +316,45 @@ def test_the_numeric_templates_share_one_comparison():
     classic = segments(TEMPLATES / "classic-numeric" / "classic_numeric.py")
     v1 = segments(TEMPLATES / "v1-numeric" / "v1_numeric.py")
     assert set(classic) == set(COMPARISON) and classic == v1
+
+
+def _definitions(path: Path, names) -> dict[str, str]:
+    import ast
+
+    text = path.read_text()
+    out = {}
+    for node in ast.parse(text).body:
+        name = getattr(node, "name", None) or (
+            node.targets[0].id if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) else None
+        )
+        if name in names:
+            out[name] = ast.get_source_segment(text, node)
+    return out
+
+
+def test_the_numeric_templates_read_several_answers_and_units_with_one_code():
+    """Several answers, units and answers held as lists: the same code in classic-numeric and v1-numeric, which the
+    number unit's probes and inspect run (vlab.kinds.number.equivalence.template_answers)."""
+    from vlab.kinds.number.equivalence import ANSWERS
+
+    classic = _definitions(TEMPLATES / "classic-numeric" / "classic_numeric.py", ANSWERS)
+    v1 = _definitions(TEMPLATES / "v1-numeric" / "v1_numeric.py", ANSWERS)
+    assert set(v1) == set(ANSWERS) and classic == v1
+
+
+def test_the_short_answer_templates_share_one_comparison_and_every_template_reads_lists_alike():
+    """classic-short-answer and v1-short-answer compare with the same code (vlab.kinds.short_answer.compare reads it
+    from v1-short-answer); the four templates that read answer lists read them with one answer_list
+    (vlab.kinds.lists runs it for inspect)."""
+    from vlab.kinds.lists import LIST_RULE
+    from vlab.kinds.short_answer.compare import RULES
+
+    short = [TEMPLATES / t / f"{module_name(t)}.py" for t in ("classic-short-answer", "v1-short-answer")]
+    found = [_definitions(path, RULES) for path in short]
+    assert set(found[1]) == set(RULES) and found[0] == found[1]
+    numeric = [TEMPLATES / t / f"{module_name(t)}.py" for t in ("classic-numeric", "v1-numeric")]
+    lists = [_definitions(path, LIST_RULE) for path in short + numeric]
+    assert set(lists[0]) == set(LIST_RULE) and all(found == lists[0] for found in lists)
 
 
 @pytest.mark.classic

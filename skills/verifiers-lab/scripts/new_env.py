@@ -22,6 +22,7 @@ Templates (--template; --from-inspect takes the one for the dataset's answer kin
   v1-numeric               numbers and math answers, as a v1 taskset              verifiers >= 0.4
   v1-multiple-choice       multiple choice, as a v1 taskset                       verifiers >= 0.4
   v1-classification        text + label, as a v1 taskset                          verifiers >= 0.4
+  v1-short-answer          short answers or lists of aliases, as a v1 taskset     verifiers >= 0.4
   v1-multiturn-tool        numbers, with a calculator tool (vf.Toolset), as a v1 taskset  verifiers >= 0.4
   v1-code                  code run against the row's tests, as a v1 taskset      verifiers >= 0.4
   v1-program               whole programs on standard input, judged test by test as contest judges do, as a v1 taskset  verifiers >= 0.4
@@ -29,6 +30,7 @@ Templates (--template; --from-inspect takes the one for the dataset's answer kin
   classic-numeric          numbers and math answers (math-verify), GSM8K '#### N'   verifiers 0.3.x
   classic-multiple-choice  question + choices + letter/index/text                 verifiers 0.3.x
   classic-classification   text + label                                           verifiers 0.3.x
+  classic-short-answer     short answers or lists of aliases (any one is right)   verifiers 0.3.x
   classic-multiturn-tool   numbers, with a calculator tool                        verifiers 0.3.x
   classic-code             code run against the row's tests                       verifiers 0.3.x
   classic-program          whole programs on standard input, judged test by test as contest judges do  verifiers 0.3.x
@@ -39,7 +41,8 @@ Column mapping: pass the output of `inspect_dataset --json` with --from-inspect 
 recommended template and detected columns are used), or name the columns with flags
 (flags win). Without either, the template's default columns are kept (a warning).
 --question-column may be repeated: the columns are joined in order (a body and a question);
-so may --choices-column (one column per choice, in order).
+so may --choices-column (one column per choice, in order). The numeric templates also read a
+column flagging several answers (--multiple-answer-column) and the answer's unit (--unit-column).
 """.replace("CLASSIC_FOR", CLASSIC_FOR)
 
 EPILOG = """\
@@ -65,6 +68,8 @@ ROLE_FLAGS = {
     "setup": "setup_column",
     "answers_correct": "correct_answers_column",
     "answers_incorrect": "incorrect_answers_column",
+    "multiple": "multiple_answer_column",
+    "unit": "unit_column",
 }
 
 
@@ -125,6 +130,15 @@ def build_parser():
         "--incorrect-answers-column",
         metavar="COLUMN",
         help="column listing answers the judge must count as wrong (judge templates; a list, or ';'/'|' text)",
+    )
+    parser.add_argument(
+        "--multiple-answer-column",
+        metavar="COLUMN",
+        help="column flagging rows with several answers that must all be given (numeric templates: "
+        "OlympiadBench's is_multiple_answer)",
+    )
+    parser.add_argument(
+        "--unit-column", metavar="COLUMN", help="column with the answer's unit (numeric templates: said in the prompt)"
     )
     parser.add_argument(
         "--path", default="environments", help="folder to create the package in (default: environments)"

@@ -79,6 +79,10 @@ ROLES: tuple[Role, ...] = (
     # strings separated by ';' or '|'; inspect.roles.CORRECT_LIST_NAMES / INCORRECT_LIST_NAMES)
     Role("answers_correct", "--correct-answers-column"),
     Role("answers_incorrect", "--incorrect-answers-column"),
+    # a numeric row's several answers and its unit (OlympiadBench's is_multiple_answer and unit;
+    # inspect.roles.MULTIPLE_NAMES / UNIT_NAMES): the numeric templates say in the prompt how to write them
+    Role("multiple", "--multiple-answer-column"),
+    Role("unit", "--unit-column"),
 )
 
 
@@ -199,6 +203,13 @@ _CLASSIC_BOXED = "vf.Parser(extract_fn=lambda text: vf.extract_boxed_answer(text
 _V1_BOXED = "last_boxed(trace.last_reply)"
 _QUESTION = Column("prompt", "QUESTION_COLUMN", "question", many=True)
 _ANSWER = Column("answer", "ANSWER_COLUMN", "answer")
+# The numeric templates' optional columns, read only where a row has them: several answers, the answer's unit.
+_MULTIPLE = Column("multiple", "MULTIPLE_COLUMN", "is_multiple_answer", optional=True, if_present=True)
+_UNIT = Column("unit", "UNIT_COLUMN", "unit", optional=True, if_present=True)
+_NUMERIC_COLUMNS = (_QUESTION, _ANSWER, _MULTIPLE, _UNIT)
+# The short-answer templates: one text or a list of aliases, compared after QA normalisation.
+_SHORT = frozenset({"answer_aliases", "short_text"})
+_SHORT_REWARDS = (Reward("correct_answer", 1.0), Reward("token_f1", 0.0), Reward("boxed_answer", 0.0))
 _CHOICES = Column("choices", "CHOICES_COLUMN", "choices", many=True)
 _NUMERIC = frozenset({"gsm8k", "number", "boxed", "math"})
 _CHOICE = frozenset(
@@ -226,7 +237,7 @@ TEMPLATES: tuple[Template, ...] = (
         name="classic-numeric",
         generation="classic",
         summary="numbers and math answers (math-verify), GSM8K '#### N'",
-        columns=(_QUESTION, _ANSWER),
+        columns=_NUMERIC_COLUMNS,
         reads=_NUMERIC,
         parser="vf.Parser(extract_fn=boxed_readable)",  # the last box, its spellings made readable
         rewards=(Reward("correct_answer", 1.0), Reward("boxed_answer", 0.0)),
@@ -248,7 +259,7 @@ TEMPLATES: tuple[Template, ...] = (
         generation="classic",
         summary="text + label",
         columns=(Column("prompt", "TEXT_COLUMN", "text", many=True), Column("answer", "LABEL_COLUMN", "label")),
-        reads=frozenset({"boolean", "class_label", "short_text"}),
+        reads=frozenset({"boolean", "class_label"}),
         parser=_CLASSIC_BOXED,
         rewards=(Reward("correct_label", 1.0), Reward("allowed_label", 0.0)),
         correctness="correct_label",
@@ -284,13 +295,33 @@ TEMPLATES: tuple[Template, ...] = (
         correctness="passes_tests",
     ),
     Template(
+        name="classic-short-answer",
+        generation="classic",
+        summary="short answers or lists of aliases (any one is right)",
+        columns=(_QUESTION, _ANSWER),
+        reads=_SHORT,
+        parser="vf.Parser(extract_fn=given_answer)",
+        rewards=_SHORT_REWARDS,
+        correctness="correct_answer",
+    ),
+    Template(
         name="v1-numeric",
         generation="v1",
         summary="numbers and math answers, as a v1 taskset",
-        columns=(_QUESTION, _ANSWER),
+        columns=_NUMERIC_COLUMNS,
         reads=_NUMERIC,
         parser="final_boxed(trace.last_reply)",
         rewards=(Reward("correct_answer", 1.0), Reward("boxed_answer", 0.0)),
+        correctness="correct_answer",
+    ),
+    Template(
+        name="v1-short-answer",
+        generation="v1",
+        summary="short answers or lists of aliases, as a v1 taskset",
+        columns=(_QUESTION, _ANSWER),
+        reads=_SHORT,
+        parser="given_answer(trace.last_reply)",
+        rewards=_SHORT_REWARDS,
         correctness="correct_answer",
     ),
     Template(
@@ -309,7 +340,7 @@ TEMPLATES: tuple[Template, ...] = (
         generation="v1",
         summary="text + label, as a v1 taskset",
         columns=(Column("prompt", "TEXT_COLUMN", "text", many=True), Column("answer", "LABEL_COLUMN", "label")),
-        reads=frozenset({"boolean", "class_label", "short_text"}),
+        reads=frozenset({"boolean", "class_label"}),
         parser="given_label(trace.last_reply)",
         rewards=(Reward("correct_label", 1.0), Reward("allowed_label", 0.0)),
         correctness="correct_label",
@@ -461,6 +492,11 @@ _NORMALISED = "exact match after normalisation"
 _LETTER = "choice letter"
 _LETTER_PARSER = "boxed choice letter (A, (A), A), \\text{A}, \\textbf{A} and the option's text name A)"
 _CLASSIFICATION = ("classic-classification", "v1-classification")
+_SHORT_ANSWER = ("classic-short-answer", "v1-short-answer")
+_ALIASES = (
+    "exact match after QA normalisation (lower case; punctuation and a/an/the dropped) against any alias; "
+    "token F1 as a metric"
+)
 
 ANSWER_KINDS: tuple[AnswerKind, ...] = (
     AnswerKind(
@@ -594,9 +630,18 @@ ANSWER_KINDS: tuple[AnswerKind, ...] = (
         unit="vlab.kinds.code",
     ),
     AnswerKind(
+        "answer_aliases",
+        "short answers with aliases (a list per row: any one is right)",
+        *_SHORT_ANSWER,
+        "boxed answer",
+        _ALIASES,
+        "normalised",
+        unit="vlab.kinds.short_answer",
+    ),
+    AnswerKind(
         "short_text",
         "short free text",
-        *_CLASSIFICATION,
+        *_SHORT_ANSWER,
         "boxed answer",
         _NORMALISED,
         "normalised",

@@ -125,7 +125,12 @@ def analyse(
                 class_names = names
             elif names:
                 names_from = f"{names_from} names {len(names)} labels but the data has id {ids[-1]}"
-        fmt = detect_answer_format(sample.rows, ans, choices, class_names, tests_column=tests)
+        multiple = (roles.get("multiple") or {}).get("column")
+        fmt = detect_answer_format(sample.rows, ans, choices, class_names, tests_column=tests, multiple_column=multiple)
+        if catalog.answer_kind(fmt["type"]).check != "math":  # several answers and units: the numeric templates'
+            roles["multiple"] = roles["unit"] = None
+            if fmt.get("answer_list", {}).get("flag_column"):
+                del fmt["answer_list"]["flag_column"], fmt["answer_list"]["flagged_rows"]
         if fmt["type"] == "class_label":
             values = [r.get(ans) for r in sample.rows]
             if class_names:
@@ -231,7 +236,7 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any], request: In
             )
     if roles.get("choices"):
         result.passed("choices-column", f"choices: {roles['choices']['column']!r} - {roles['choices']['reason']}")
-    for role in ("tests", "entry_point", "criteria", "answers_correct", "answers_incorrect"):
+    for role in ("tests", "entry_point", "criteria", "answers_correct", "answers_incorrect", "multiple", "unit"):
         if roles.get(role):
             result.passed(
                 f"{role.replace('_', '-')}-column", f"{role}: {roles[role]['column']!r} - {roles[role]['reason']}"
@@ -273,6 +278,17 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any], request: In
                 "answer-forms",
                 f"{len(written['read'])} answers outside the {fmt['type']} format are read as written by math-verify "
                 f"(rows {shown}{more}): the numeric templates score them; keep them as they are",
+            )
+        listed = fmt.get("answer_list")
+        if listed:
+            result.passed("answer-list", _list_message(listed, fmt))
+        if roles.get("unit"):
+            column = roles["unit"]["column"]
+            units = sorted({str(r.get(column)).strip() for r in sample.rows if r.get(column) not in (None, "")})
+            result.passed(
+                "answer-unit",
+                f"{column!r} holds the answer's unit ({', '.join(map(repr, units[:5])) or 'empty in the rows read'}): "
+                "the numeric templates say it in the prompt and accept it after the value, never require it",
             )
         if fmt["type"] == "long_text":
             result.warn(
@@ -326,6 +342,25 @@ def _next_steps(result: Result, rec: dict[str, Any], request: InspectRequest | N
         )
 
 
+def _list_message(listed: dict[str, Any], fmt: dict[str, Any]) -> str:
+    """The answer-list check: how the answers are held, and what the lists are read as."""
+    held = f"the answers are {listed['held_as']} ({listed['rows']} rows)"
+    if listed["shape"] == "aliases":
+        return (
+            f"{held}: aliases, any one is right ({listed['several_rows']} rows list several); compared by exact match "
+            "after QA normalisation against every alias, never sent to a judge"
+        )
+    flagged = (
+        f"; {listed['flagged_rows']} rows flagged by {listed['flag_column']!r} hold several answers that must all be "
+        "given (in one box, separated by commas, in any order)"
+        if listed.get("flagged_rows")
+        else ""
+    )
+    if listed["shape"] == "several":
+        return f"{held}: {listed['why']}; read as {fmt['type']} answers{flagged}"
+    return f"{held}: one answer each, unwrapped and read as {fmt['type']}{flagged}"
+
+
 def _rerun(request: InspectRequest | None) -> str:
     """This inspect_dataset run as a command (its source and the flags that change the report)."""
     if request is None:
@@ -358,18 +393,24 @@ def _read_as_written(sample: Sample, data: dict[str, Any]) -> dict[str, Any] | N
     if fmt["type"] not in ("number", "math") or not fmt.get("non_matching_rows"):
         return None
     try:
-        from vlab.kinds.number.equivalence import same_value
+        from vlab.kinds.number.equivalence import same_value, template_answers
 
         same_value("1/2", "1/2")  # the comparison loads (math-verify, the templates' rewrites), else rows stay listed
+        reference_of, several_flag = template_answers().reference_of, template_answers().several_flag
     except (ImportError, OSError, RuntimeError):
         return None
     column = data["roles"]["answer"]["column"]
+    flag = (data["roles"].get("multiple") or {}).get("column")
     read, unread = [], []
     for i in fmt["non_matching_rows"]:
         gold = sample.rows[i].get(column)
-        gold = str(gold).strip() if isinstance(gold, (str, int, float)) and not isinstance(gold, bool) else ""
-        if gold and extract_boxed(f"\\boxed{{{gold}}}") == gold and same_value(gold, gold):
-            read.append((i, gold))
+        if isinstance(gold, bool) or not isinstance(gold, (str, int, float, list, tuple)):
+            gold = ""
+        # as the numeric templates read it: a list unwrapped, math mode's $ dropped, several answers one by one
+        answer, parts = reference_of(gold, several_flag(sample.rows[i].get(flag)) if flag else None)
+        texts = parts or [answer]
+        if answer and all(extract_boxed(f"\\boxed{{{t}}}") == t and same_value(t, t) for t in texts):
+            read.append((i, answer))
         else:
             unread.append(i)
     unasked = fmt["rows"] - fmt["matched"] - len(fmt["non_matching_rows"])

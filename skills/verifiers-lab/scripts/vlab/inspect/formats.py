@@ -13,6 +13,7 @@ from typing import Any
 from vlab import catalog, kinds
 from vlab.inspect.columns import truncate
 from vlab.kinds.base import STRONG, Column
+from vlab.kinds.lists import list_column
 
 WARN_BELOW = 0.98
 
@@ -27,16 +28,23 @@ def detect_answer_format(
     choices: str | list[str] | None = None,
     class_names: list[str] | None = None,
     tests_column: str | None = None,
+    multiple_column: str | None = None,
 ) -> dict[str, Any]:
     """The answer column's format, the share of rows matching it, and how to extract the answer.
 
     ``choices`` is the column of option lists, or the columns that hold one option each, in order.
     ``tests_column``: the column of tests of a code dataset (the answer is then its reference solution).
+    An answer column of lists (``kinds.lists``: JSON or Arrow lists, lists written as text, records of aliases) is
+    read as what it holds: one-element lists unwrapped, lists of numbers or math as several answers, lists of short
+    texts as aliases; ``multiple_column``: a flag column saying a row holds several answers (is_multiple_answer).
     """
+    values = [row.get(answer) for row in rows]
+    flags = [row.get(multiple_column) for row in rows] if multiple_column else None
+    listed = None if tests_column or choices else list_column(values, flags, multiple_column)
     col = Column(
         rows,
         answer,
-        [row.get(answer) for row in rows],
+        listed.values if listed is not None else values,
         [_row_options(row, choices) for row in rows],
         class_names,
         tests_column,
@@ -61,6 +69,8 @@ def detect_answer_format(
     }
     if chosen.extraction is not None:
         out.update(chosen.extraction(col))
+    if listed is not None:
+        out["answer_list"] = listed.to_dict()
     return out
 
 

@@ -60,7 +60,7 @@ def recommend(
         "parser": kind.parser,
         "reward_strategy": kind.reward_strategy,
         "column_mapping": spec.mapping(),
-        "snippets": spec.pointers() if kind.check == "tests" else {"classic": spec.classic(), "v1": spec.v1()},
+        "snippets": spec.pointers() if spec.pointer_reason else {"classic": spec.classic(), "v1": spec.v1()},
     }
     calculator = _calculator(fmt, generation, out["template"])
     if calculator:
@@ -74,8 +74,8 @@ def recommend(
             f"{out['template']} (CRITERIA_COLUMN = {spec.criteria_col!r}; new_env --from-inspect maps it), so the "
             "judge grades every row against its own criteria beside the reference"
         )
-    elif kind.check == "tests":
-        out["note"] = "the test harness does not fit in a snippet: create the package with new_env --from-inspect"
+    elif spec.pointer_reason:
+        out["note"] = f"{spec.pointer_reason}: create the package with new_env --from-inspect"
     elif classic_t is None:
         out["note"] = "no template in templates/ scores this format; start from the judge snippet"
     elif v1_t is None:
@@ -147,9 +147,23 @@ class _Spec:
         self.setup_col = (roles.get("setup") or {}).get("column") if self.tests_col else None
         self.info_col = (roles.get("info") or {}).get("column")
         self.criteria_col = (roles.get("criteria") or {}).get("column") if self.check == "judge" else None
+        self.multiple_col = (roles.get("multiple") or {}).get("column")
+        self.unit_col = (roles.get("unit") or {}).get("column")
         self.fmt = fmt
         self.type = fmt["type"]
         self.loader = loader
+
+    @property
+    def pointer_reason(self) -> str | None:
+        """Why the reward does not fit in a snippet (a code harness, answers held as lists, several answers or units:
+        the templates read them), else None."""
+        if self.check == "tests":
+            return "the test harness does not fit in a snippet"
+        if self.fmt.get("answer_list"):
+            return f"the answers are {self.fmt['answer_list']['held_as']}, which the templates read (answer_list)"
+        if self.multiple_col or self.unit_col:
+            return "several answers and units are the numeric templates' work"
+        return None
 
     def mapping(self) -> dict[str, Any]:
         out = {
@@ -175,13 +189,24 @@ class _Spec:
             out["info"] = self.info_col
         if self.criteria_col:
             out["criteria"] = self.criteria_col
+        if self.multiple_col:
+            out["multiple"] = self.multiple_col
+        if self.unit_col:
+            out["unit"] = self.unit_col
+        if self.fmt.get("answer_list"):
+            out["answer_list"] = self.fmt["answer_list"]["shape"]
         return out
 
     def pointers(self) -> dict[str, str]:
-        """For kinds whose reward needs more than a snippet (the code harness): how to get the package."""
+        """For kinds whose reward needs more than a snippet (the code harness, answers held as lists): how to get
+        the package."""
+        why = (
+            "the reward runs the tests in a child process; the template ships that\n# harness"
+            if self.check == "tests"
+            else f"{self.pointer_reason};\n# the template does it"
+        )
         return {
-            gen: f"# {self.kind.label}: the reward runs the tests in a child process; the template ships that\n"
-            f"# harness. Create the package from it (the columns are filled in from this report):\n"
+            gen: f"# {self.kind.label}: {why}. Create the package from it (the columns are filled in from this report):\n"
             f"#   {command('inspect_dataset')} DATA --json > inspect.json\n"
             f"#   {command('new_env')} my-env --from-inspect inspect.json --api {gen}\n"
             f"# templates/environments/{template}/\n"

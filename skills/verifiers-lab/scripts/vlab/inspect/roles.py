@@ -123,6 +123,17 @@ CORRECT_LIST_NAMES = [
     "answers",
 ]
 INCORRECT_LIST_NAMES = ["incorrectanswers", "wronganswers", "falseanswers", "badanswers", "negativeanswers"]
+# A flag saying a row has several answers that must all be given, and the answer's unit (OlympiadBench's
+# is_multiple_answer and unit; catalog roles "multiple" and "unit", the numeric templates' optional columns).
+MULTIPLE_NAMES = [
+    "ismultipleanswer",
+    "multipleanswer",
+    "multipleanswers",
+    "ismultiple",
+    "multianswer",
+    "hasmultipleanswers",
+]
+UNIT_NAMES = ["unit", "units", "answerunit", "unitofanswer"]
 # Text that comes before the question in the prompt (SVAMP's Body, a reading passage).
 CONTEXT_NAMES = ["body", "passage", "context", "article", "document", "story", "paragraph", "background", "support"]
 QUESTION_LIKE = ["question", "query", "problem", "stem", "instruction", "goal", "ask"]
@@ -140,6 +151,8 @@ ROLE_NAMES = {
     "setup": SETUP_NAMES,
     "answers_correct": CORRECT_LIST_NAMES,
     "answers_incorrect": INCORRECT_LIST_NAMES,
+    "multiple": MULTIPLE_NAMES,
+    "unit": UNIT_NAMES,
 }
 
 
@@ -186,6 +199,11 @@ def answer_list_column(col: Column) -> str:
     not: lists of strings (or scalars), or text whose values mostly split on one separator."""
     if col.type.startswith("list"):
         return "a list per row"
+    if col.type == "dict":  # SQuAD's {"text": [...], "answer_start": [...]}, TriviaQA's {"value", "aliases"}
+        from vlab.kinds.lists import held_as
+
+        records = [v for v in col.values[:50] if isinstance(v, dict)]
+        return "a record of answers per row" if records and all(held_as(v) for v in records) else ""
     if col.type not in ("string", "mixed"):
         return ""
     texts = [v for v in col.values[:50] if isinstance(v, str) and v.strip()]
@@ -252,6 +270,8 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
         "setup": None,
         "answers_correct": None,
         "answers_incorrect": None,
+        "multiple": None,
+        "unit": None,
     }
     taken: set[str] = set()
     usable = [c for c in columns if c.type != "null" and c.values]
@@ -402,6 +422,21 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
     hit = _by_name(usable, INFO_NAMES, taken)
     if hit:
         roles["info"] = _role(hit[0].name, 0.9, f"column name {hit[0].name!r} (a {hit[0].type})")
+    # Beside the answer: a flag saying the row has several answers, and the answer's unit (both may be empty).
+    columns_all = [c for c in columns if c.name not in taken]
+    hit = _by_name(columns_all, MULTIPLE_NAMES, taken)
+    if hit and hit[0].type in ("boolean", "integer", "string", "mixed", "null"):
+        roles["multiple"] = _role(
+            hit[0].name,
+            0.9,
+            f"column name {hit[0].name!r}: the rows it flags have several answers that must all be given",
+        )
+        taken.add(hit[0].name)
+    hit = _by_name(columns_all, UNIT_NAMES, taken)
+    if hit and hit[0].type in ("string", "mixed", "null"):
+        empty = f", empty on {hit[0].nulls} of {hit[0].rows} rows read" if hit[0].nulls else ""
+        roles["unit"] = _role(hit[0].name, 0.9, f"column name {hit[0].name!r}: the answer's unit{empty}")
+        taken.add(hit[0].name)
 
     roles["tried"] = {
         "prompt": "chat-messages columns, then names: " + ", ".join(PROMPT_NAMES) + "; then the longest text column",
@@ -414,6 +449,8 @@ def detect_roles(columns: list[Column]) -> dict[str, Any]:
         "setup": "names: " + ", ".join(SETUP_NAMES) + " (text, beside a tests column)",
         "answers_correct": "names: " + ", ".join(CORRECT_LIST_NAMES) + " (a list, or ';'/'|'-separated text)",
         "answers_incorrect": "names: " + ", ".join(INCORRECT_LIST_NAMES) + " (a list, or ';'/'|'-separated text)",
+        "multiple": "names: " + ", ".join(MULTIPLE_NAMES) + " (a flag per row)",
+        "unit": "names: " + ", ".join(UNIT_NAMES) + " (text, may be empty)",
     }
     return roles
 

@@ -90,9 +90,17 @@ def slow_bound(timeout: float) -> float:
 def gold_value(answer: Any, question: str = "") -> str | None:
     """The value a correct completion states: the part after '####' in GSM8K-style answers.
 
-    Thousands separators go only from a number ("1,234"); a list, tuple or interval keeps its commas."""
+    Thousands separators go only from a number ("1,234"); a list, tuple or interval keeps its commas. An answer
+    held as a list (a list, a record of aliases, a list written as text: ``kinds.lists``) states its first answer;
+    a kind that knows the others reads them from the row (the short-answer unit's aliases)."""
     if answer is None:
         return None
+    if isinstance(answer, (list, tuple, dict)) or (isinstance(answer, str) and answer.strip()[:1] == "["):
+        from vlab.kinds.lists import answer_list, held_as
+
+        if not isinstance(answer, str) or held_as(answer):
+            listed = answer_list(answer)
+            return gold_value(listed[0], question) if listed else None
     if isinstance(answer, (int, float)) and not isinstance(answer, bool):
         return f"{answer:g}" if isinstance(answer, float) else str(answer)
     text = str(answer).strip()

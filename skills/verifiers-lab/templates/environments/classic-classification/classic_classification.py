@@ -53,13 +53,26 @@ def label_name(value) -> str:
     return text
 
 
+# More distinct labels than this, most rows with their own, is no label space but answers (a short-answer task):
+# the prompt would list every row's answer.
+MAX_LABELS = 50
+
+
 def allowed_labels(given: list[str] | None, stored: list[str]) -> list[str]:
-    """The labels the prompt offers: those given, else LABEL_NAMES in id order, else every label in the rows."""
+    """The labels the prompt offers: those given, else LABEL_NAMES in id order, else every label in the rows
+    (ValueError where those are no label space: more than MAX_LABELS, most rows with a label of their own)."""
     if given:
         return list(given)
     if LABEL_NAMES:
         return [name for name in LABEL_NAMES if name]
-    return sorted(set(stored))
+    labels = sorted(set(stored))
+    if len(labels) > MAX_LABELS and len(labels) * 2 > len(stored):
+        raise ValueError(
+            f"{len(labels)} distinct labels in {len(stored)} rows: these are answers, not a label space, and the "
+            "prompt would list every one of them; use the short-answer template (new_env --template v1-short-answer "
+            "or classic-short-answer), or pass the labels"
+        )
+    return labels
 
 
 def prompt_text(row: dict) -> str:

@@ -9,14 +9,24 @@ Two plain rationals (51, 0.0000672, 14/3) are compared exactly, never by math-ve
 rewritten to ones it reads first (``readable``). A second, zero-weight metric records whether
 a \\boxed{} answer was given. A math-verify timeout errors the rollout (TimeoutError), it is never scored 0.
 
+An answer held as a list is read as one (``answer_list``: a one-element list unwrapped). A row with several
+answers (a cell listing several, or MULTIPLE_COLUMN saying one text holds several: OlympiadBench's '1,3') is
+paid when the reply's last run of boxes gives every one of them in any order, each as often as the gold does
+(``pair_up``: one dropped, one added or a repeated value dropped earns 0; a tuple is never read as an interval);
+its prompt says to give them in one box, separated by commas. A row's unit (UNIT_COLUMN) is said in the prompt,
+and accepted after the value, never required (``without_unit``).
+
 Written for verifiers 0.3.x (`import verifiers as vf`, `load_environment`).
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import json
 import re
 import time
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
@@ -30,6 +40,11 @@ from math_verify.errors import TimeoutException as MathVerifyTimeout
 # scripts/new_env.py fills these in from `inspect_dataset --json`.
 QUESTION_COLUMN = "question"
 ANSWER_COLUMN = "answer"
+# Optional columns, read only where the dataset has them (None: never): a flag saying the row has several answers
+# that must all be given (OlympiadBench's is_multiple_answer; a cell listing several answers says so itself), and
+# the answer's unit (OlympiadBench's unit). The prompt then says how to write several answers and the unit.
+MULTIPLE_COLUMN = "is_multiple_answer"
+UNIT_COLUMN = "unit"
 
 SYSTEM_PROMPT = "Solve the problem step by step. Then give the final answer inside \\boxed{}, for example \\boxed{42}."
 
@@ -92,11 +107,201 @@ def plain_verdict(given: str, gold: str) -> float | None:
 
 
 def reference_answer(raw) -> str:
-    """The final answer of a reference: GSM8K answers end with '#### N' (commas dropped)."""
+    """The final answer of a reference: GSM8K answers end with '#### N' (commas dropped); math mode's $ dropped."""
     text = str(raw).strip()
     if "####" in text:
         text = text.rsplit("####", 1)[1].strip().replace(",", "")
-    return readable(text)
+    return readable(_MATH_DOLLARS.sub("", text))
+
+
+# -- answers held as lists, several answers, units (the same code in classic-numeric) -------------------------
+
+# Keys of an answer held as a record, in the order read: TriviaQA's {"value", "aliases"}, SQuAD's {"text": [...]}.
+_ANSWER_KEYS = ("value", "text", "answer", "aliases", "answers")
+
+
+def answer_list(raw) -> list[str]:
+    """Every answer a cell holds, as text, in order: a list (JSON or Arrow, or written as text: '["a", "b"]' or
+    "['a', 'b']"; a list of texts only, so '[0, 3)' and '[1, 3]' stay one answer), a record of answers
+    (TriviaQA's {"value", "aliases"}, SQuAD's {"text": [...]}), or one value; [] for none. Repeats are kept."""
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        text = raw.strip()
+        if text[:1] == "[" and text[-1:] == "]":
+            for read in (json.loads, ast.literal_eval):
+                try:
+                    listed = read(text)
+                except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                    continue
+                if isinstance(listed, list) and all(isinstance(item, str) for item in listed):
+                    return answer_list(listed)
+        return [text] if text else []
+    if isinstance(raw, dict):
+        return answer_list([raw[key] for key in _ANSWER_KEYS if raw.get(key) not in (None, "", [])])
+    if hasattr(raw, "tolist") and not isinstance(raw, (int, float)):  # a NumPy array (pandas, Parquet)
+        raw = raw.tolist()
+    if isinstance(raw, (list, tuple)):
+        return [text for item in raw for text in answer_list(item)]
+    return answer_list(str(raw))
+
+
+def split_answers(text: str) -> list[str]:
+    """The answers of a text that lists several, split at the commas outside brackets and braces: '1, 3' ->
+    ['1', '3'], '(1,2), (3,4)' -> ['(1,2)', '(3,4)']; a tuple, an interval or a set stays one answer."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth = max(depth - 1, 0)
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def several_flag(value) -> bool | None:
+    """A MULTIPLE_COLUMN value as a flag (True, "true", "yes", 1); None where the row gives none."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        return value.strip().casefold() in ("true", "yes", "y", "1")
+    return bool(value)
+
+
+# Math mode's $ around an answer ('$69$,$84$'); an escaped \$ is a dollar sign and stays.
+_MATH_DOLLARS = re.compile(r"(?<!\\)\$")
+
+
+def reference_of(raw, several: bool | None = None) -> tuple[str, list[str]]:
+    """(the reference answer as compared, its several answers: [] for one) of an answer cell: a one-element list
+    unwrapped; a cell listing several answers, or one text the row says holds several (``several``, from
+    MULTIPLE_COLUMN), split into its answers and joined again with ', '."""
+    items = [answer for answer in (reference_answer(item) for item in answer_list(raw)) if answer]
+    if len(items) > 1 or (several and items):
+        parts = [part for item in items for part in split_answers(item)]
+        if len(parts) > 1:
+            return ", ".join(parts), parts
+    return (items[0] if items else ""), []
+
+
+def answer_instructions(answers: list[str], unit: str | None) -> str:
+    """What the prompt adds for a row with several answers or a unit: how to write them ('' for neither)."""
+    said = []
+    if len(answers) > 1:
+        said.append("This problem has several answers: give all of them in one \\boxed{}, separated by commas.")
+    if unit:
+        said.append(f"The answer is in {unit}: put its value in \\boxed{{}}; writing the unit is optional.")
+    return " ".join(said)
+
+
+_TEXT_MACRO = re.compile(r"\\(?:text|textrm|mathrm|mbox|operatorname)\s*\{([^{}]*)\}")
+
+
+def without_unit(answer: str, unit: str | None) -> str:
+    """The answer with the row's unit after it dropped ('30 km/h', '30\\text{ km/h}' -> '30' for km/h, also a
+    plural 'minutes' for minute): the unit is optional. A unit without letters (%, ^{\\circ}) is math-verify's."""
+    flat = _MATH_DOLLARS.sub("", _TEXT_MACRO.sub(r"\1", str(unit or ""))).strip()
+    if not re.search(r"[A-Za-z]", flat):
+        return answer
+    letters = r"\s*".join(re.escape(ch) for ch in flat.replace(" ", "").removesuffix("s"))
+    tail = re.compile(r"(?:\\[,;:! ]|~|\s)*(?:" + letters + r")s?\s*\.?$", re.I)
+    text = _TEXT_MACRO.sub(r"\1", answer).strip()
+    cut = tail.sub("", text).strip()
+    return cut if cut and cut != text else answer
+
+
+def boxed_contents(text: str) -> list[tuple[int, int, str]]:
+    """Every \\boxed{...} of a text: (start, end, its content), braces balanced."""
+    found, at = [], 0
+    while (start := text.find("\\boxed{", at)) >= 0:
+        depth, i = 1, start + len("\\boxed{")
+        for j in range(i, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            if depth == 0:
+                found.append((start, j + 1, text[i:j].strip()))
+                break
+        else:
+            break
+        at = j + 1
+    return found
+
+
+# Between two boxes of one answer: only commas, 'and', spacing or math mode ('\boxed{1}, \boxed{3}').
+_BETWEEN_BOXES = re.compile(r"(?:[\s,;$~]|\\quad|\\[,; ]|\band\b|\\text\{\s*and\s*\})*")
+
+
+def boxed_run(reply: str | None) -> list[str]:
+    """The answers of the reply's last run of boxes after any reasoning block: one box ('\\boxed{1, 3}') or several
+    in a row ('\\boxed{1}, \\boxed{3}', 'and' or spacing between them); [] for none or an unclosed <think>."""
+    if not reply or ("<think>" in reply and "</think>" not in reply):
+        return []
+    text = reply.rsplit("</think>", 1)[-1]
+    boxes = boxed_contents(text)
+    if not boxes:
+        return []
+    run = [boxes[-1]]
+    for box in reversed(boxes[:-1]):
+        if not _BETWEEN_BOXES.fullmatch(text[box[1] : run[0][0]]):
+            break
+        run.insert(0, box)
+    return [content for _, _, content in run if content]
+
+
+def _plain_text(text: str) -> str:
+    """An answer's text as written, without what never changes its value: \\left, \\right, math mode's $ and spacing."""
+    return " ".join(_MATH_DOLLARS.sub("", re.sub(r"\\left\s*|\\right\s*", "", text)).split())
+
+
+def _brackets(text: str) -> tuple[str, str] | None:
+    """The pair of brackets around the whole answer ('(' and ']' for (0, 3]), else None."""
+    if len(text) < 2 or text[0] not in "([" or text[-1] not in ")]":
+        return None
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += 1 if ch in "([{" else -1 if ch in ")]}" else 0
+        if depth == 0 and i < len(text) - 1:
+            return None
+    return text[0], text[-1]
+
+
+def quick_verdict(given: str, gold: str) -> float | None:
+    """The verdict before math-verify, else None: 0.0 for an empty answer; 1.0 for the gold's own text (spacing,
+    \\left/\\right and $ aside); 0.0 where brackets around the whole answer differ from the gold's (a tuple or
+    list (1, 3) is no interval [1, 3]), or where the gold is one bracketed answer and the reply goes on past its
+    closing bracket ('(4,5,7)+1', which math-verify reads as the tuple); two plain rationals exactly (plain_verdict)."""
+    a, b = _plain_text(given), _plain_text(gold)
+    if not a or not b:
+        return 0.0
+    if a == b:
+        return 1.0
+    ours, theirs = _brackets(a), _brackets(b)
+    if theirs and ((ours and ours != theirs) or (not ours and a[0] == b[0])):
+        return 0.0
+    return plain_verdict(a, b)
+
+
+def pair_up(given: list[str], gold: list[str], same: Callable[[str, str], float]) -> float:
+    """1.0 when the answers given are the gold answers in any order, each gold answer met by its own answer (a
+    value the gold repeats must be given as often; one more or one fewer is wrong), else 0.0. ``same(given,
+    gold)`` compares one pair; pairs of the same text are matched first, so math-verify reads only the rest."""
+    if not given or len(given) != len(gold):
+        return 0.0
+    left, unread = list(gold), []
+    for answer in given:
+        k = next((k for k, g in enumerate(left) if _plain_text(g) == _plain_text(answer)), None)
+        if k is None:
+            unread.append(answer)
+        else:
+            del left[k]
+    for answer in unread:
+        k = next((k for k, g in enumerate(left) if same(answer, g) == 1.0), None)
+        if k is None:
+            return 0.0
+        del left[k]
+    return 1.0
 
 
 def prompt_text(row: dict) -> str:
@@ -149,10 +354,34 @@ def to_rows(dataset: Dataset, num_examples: int) -> Dataset:
         raise ValueError(f"dataset has no column(s) {missing}; columns are {dataset.column_names}")
     if num_examples > 0:
         dataset = dataset.select(range(min(num_examples, len(dataset))))
-    return dataset.map(
-        lambda row: {"question": prompt_text(row), "answer": reference_answer(row[ANSWER_COLUMN])},
-        remove_columns=dataset.column_names,
-    )
+    return dataset.map(to_row, remove_columns=dataset.column_names)
+
+
+def to_row(row: dict) -> dict:
+    """A row as the environment holds it: the prompt (how to write several answers and the unit said), the
+    reference answer, and in info its several answers ([] for one) and its unit."""
+    answer, answers = reference_of(row[ANSWER_COLUMN], several_flag(row.get(MULTIPLE_COLUMN or "")))
+    unit = str(row.get(UNIT_COLUMN or "") or "").strip() or None
+    said = answer_instructions(answers, unit)
+    question = prompt_text(row) + (f"\n\n{said}" if said else "")
+    return {"question": question, "answer": answer, "info": {"answers": answers, "unit": unit}}
+
+
+def verify_answers_timed(given: list[str], gold: list[str], timeout_seconds: int) -> tuple[float, bool]:
+    """Several answers against several golds in any order (pair_up), in the rubric's worker process: each pair by
+    quick_verdict, else math-verify. (the verdict, whether a math-verify call ran out of time)."""
+    ran_out = False
+
+    def same(a: str, b: str) -> float:
+        nonlocal ran_out
+        fast = quick_verdict(a, b)
+        if fast is not None:
+            return fast
+        reward, elapsed = verify_timed(a, b, timeout_seconds)
+        ran_out = ran_out or (reward == 0.0 and elapsed >= timeout_seconds)
+        return reward
+
+    return pair_up(given, gold, same), ran_out
 
 
 def verify_timed(response: str, answer: str, timeout_seconds: int) -> tuple[float, float]:
@@ -175,8 +404,13 @@ class NumericRubric(vf.MathRubric):
     async def correct_answer(self, parser, completion, answer, **kwargs) -> float:
         """1.0 when the boxed answer equals the reference (math-verify), else 0.0; TimeoutError when math-verify
         runs past timeout_seconds (timed in the worker process, so waiting in its queue does not count)."""
-        response = parser.parse_answer(completion) or ""
-        fast = plain_verdict(response, str(answer))
+        info = kwargs.get("info") or {}
+        info = json.loads(info) if isinstance(info, str) else info
+        answers, unit = list(info.get("answers") or []), info.get("unit")
+        if len(answers) > 1:
+            return await self.several_answers(completion, answers, unit)
+        response = readable(without_unit(parser.parse_answer(completion) or "", unit))
+        fast = quick_verdict(response, str(answer))
         if fast is not None:
             return fast
         if len(response) > self.max_verify_chars:
@@ -208,6 +442,27 @@ class NumericRubric(vf.MathRubric):
             raise TimeoutError(
                 f"math-verify did not finish within {self.timeout_seconds:g} s (it took {elapsed:.1f} s in the "
                 "rubric's worker process): the answer was not judged (not scored 0)"
+            )
+        return reward
+
+    async def several_answers(self, completion, answers: list[str], unit: str | None) -> float:
+        """Several answers: the reply's last run of boxes, split at its commas, paired with the gold answers in any
+        order (pair_up) in the rubric's worker process; TimeoutError when a math-verify call ran out of time."""
+        text = completion if isinstance(completion, str) else str((completion or [{}])[-1].get("content") or "")
+        given = [readable(without_unit(part, unit)) for part in split_answers(", ".join(boxed_run(text)))]
+        loop = asyncio.get_running_loop()
+        work = loop.run_in_executor(self.executor, verify_answers_timed, given, answers, int(self.timeout_seconds))
+        try:
+            reward, ran_out = await asyncio.wait_for(work, timeout=self.HARD_TIMEOUT_SECONDS)
+        except TimeoutError:
+            raise TimeoutError(
+                f"math-verify did not finish within the rubric's hard limit of {self.HARD_TIMEOUT_SECONDS:g} s: "
+                "the answers were not judged (not scored 0)"
+            ) from None
+        if reward == 0.0 and ran_out:
+            raise TimeoutError(
+                f"math-verify did not finish within {self.timeout_seconds:g} s on one of the answers: "
+                "the answers were not judged (not scored 0)"
             )
         return reward
 

@@ -34,9 +34,15 @@ class NumberUnit(KindUnit):
 
     @property
     def reads(self) -> dict[str, tuple[str, ...]]:
+        from vlab.kinds.number import several
         from vlab.kinds.number.probes import FORM, NEAR
 
-        return {"number_forms": (FORM,), "near_misses": (NEAR,)}
+        return {
+            "number_forms": (FORM,),
+            "near_misses": (NEAR,),
+            "several_answers": (several.FORM, several.NEAR),
+            "answer_unit": (several.UNIT,),
+        }
 
     core_hacks = False  # its near misses are the number-aware ones (a sign flipped, a digit appended)
 
@@ -56,16 +62,25 @@ class NumberUnit(KindUnit):
         )
 
     def extra_rows(self, ctx: KindContext, sample: list[Row], limit: int) -> list[Row]:
+        from vlab.kinds.number import several
         from vlab.kinds.number.shapes import shape_rows
 
-        return shape_rows(ctx.scope, sample, ctx.golds, ctx.kinds, limit)
+        found = several.extra_rows(ctx.scope, sample, ctx.kinds, ctx.golds, limit)  # several answers, a unit: first
+        return found + shape_rows(ctx.scope, sample + found, ctx.golds, ctx.kinds, limit - len(found))
 
     def second_probes(self, rr: RowResult, kind: RowKind, template: str, ctx: KindContext) -> list[Probe]:
+        """Several answers get their own probes (reordered, one dropped...), one value the spellings and near misses
+        of its shape; a row with a unit also the gold with its unit written after it."""
+        from vlab.kinds.number import several
         from vlab.kinds.number.probes import number_probes
 
-        return number_probes(rr.gold, template, prompt_text(rr.row))
+        answers, unit = several.several_answers(rr.row, rr.gold), several.row_unit(rr.row)
+        found = several.several_probes(answers, template, unit) if answers else []
+        found = found or number_probes(rr.gold, template, prompt_text(rr.row))
+        return found + (several.unit_probes(rr.gold, template, unit) if unit and not answers else [])
 
     def probe_checks(self, result: Result, rows: list[RowResult], ctx: KindContext) -> None:
+        from vlab.kinds.number import several
         from vlab.kinds.number.probes import check_numbers, symbols_in_data
         from vlab.reward.probes import gold_established
 
@@ -73,6 +88,12 @@ class NumberUnit(KindUnit):
         carried = symbols_in_data(texts)
         mine = [rr for rr in rows if ctx.kinds[rr.row.index].kind == self.name]
         by_certainty(result, mine, ctx, lambda out, some: check_numbers(out, some, ctx.fn, gold_established, carried))
+        by_certainty(result, mine, ctx, lambda out, some: several.check_several(out, some, ctx.fn, gold_established))
+
+    def dataset_checks(self, result: Result, ctx: KindContext) -> None:
+        from vlab.kinds.number import several
+
+        several.check_prompts(result, ctx.scope, ctx.kinds, ctx.golds)
 
 
 UNIT = NumberUnit()

@@ -46,6 +46,42 @@ NUMERIC_TEMPLATE = ("v1-numeric", "v1_numeric.py")
 COMPARISON = ("_INTEGER", "_SEVERAL", "_PLAIN", "_REWRITES", "readable", "plain_value", "plain_verdict")
 
 
+# Several answers, units and answers held as lists (the same code in both numeric templates): read by the number
+# unit's probes for several answers and units, and by inspect (how the templates read a gold).
+ANSWERS = (
+    "reference_answer",
+    "_ANSWER_KEYS",
+    "answer_list",
+    "split_answers",
+    "several_flag",
+    "_MATH_DOLLARS",
+    "reference_of",
+    "answer_instructions",
+    "_TEXT_MACRO",
+    "without_unit",
+    "boxed_contents",
+    "_BETWEEN_BOXES",
+    "boxed_run",
+    "_plain_text",
+    "_brackets",
+    "quick_verdict",
+    "pair_up",
+)
+
+
+@cache
+def template_answers() -> SimpleNamespace:
+    """The numeric templates' reading of several answers, units and lists (``ANSWERS``), run from v1-numeric's
+    source beside its comparison."""
+    import ast as ast_module
+    import json
+    from collections.abc import Callable
+
+    modules = {"re": re, "Fraction": Fraction, "ast": ast_module, "json": json, "Callable": Callable}
+    namespace = run_template_definitions(*NUMERIC_TEMPLATE, COMPARISON + ANSWERS, modules)
+    return SimpleNamespace(**{name.lstrip("_"): namespace[name] for name in ANSWERS})
+
+
 @cache
 def template_comparison() -> SimpleNamespace:
     """The numeric templates' ``readable`` and ``plain_verdict``, run from the v1-numeric template's source."""
