@@ -11,7 +11,6 @@ Needs msgspec; without it callers use ``read.iter_rows``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,12 +62,8 @@ if msgspec is not None:
     class _Timing(msgspec.Struct, gc=False):
         start_time: Any = None
 
-    class _PromptMsg(msgspec.Struct, gc=False):  # a prompt message as fields.prompt_key reads a dict's
-        role: Any = None
-        content: Any = None
 
-
-def _fast_struct(names: tuple[str, ...], with_prompt: bool, with_timing: bool):
+def _fast_struct(names: tuple[str, ...], with_prompt: bool, with_timing: bool, text_prompt: bool = False):
     fields = [
         ("example_id", Any, MISSING_MS),
         ("id", Any, MISSING_MS),
@@ -80,8 +75,10 @@ def _fast_struct(names: tuple[str, ...], with_prompt: bool, with_timing: bool):
     ]
     if with_timing:
         fields.append(("timing", _Timing | None, None))
-    if with_prompt:  # a prompt of another form (an object, a list of non-objects) sends its chunk to read.classic_rows
-        fields.append(("prompt", list[_PromptMsg] | str | None | msgspec.UnsetType, MISSING_MS))
+    if with_prompt and text_prompt:  # a text prompt is its own fingerprint's input (fields.prompt_key)
+        fields.append(("prompt", str | None | msgspec.UnsetType, MISSING_MS))
+    elif with_prompt:  # its JSON text, undecoded: a prompt is decoded once per distinct text (PromptKeys)
+        fields.append(("prompt", msgspec.Raw, MISSING_MS))
     rename = {f[0]: f[0] for f in fields}
     for i, name in enumerate(names):
         fields.append((f"x{i}", Any, MISSING_MS))
@@ -155,31 +152,44 @@ def _completion_sizes(completions: list) -> tuple[list, list, list]:
     )
 
 
-def _prompt_keys(prompts: list) -> list:
-    """``fields.prompt_key`` of each prompt (message structs, text, None or UNSET), over all messages at once."""
-    if only_types(prompts, str):
-        return list(map(hash, prompts))
-    if not only_types(prompts, list):
-        return [_prompt_key(p) for p in prompts]
-    from itertools import accumulate, chain
+class PromptKeys:
+    """``fields.prompt_key`` of each row's prompt, read as its JSON text (``msgspec.Raw``): each distinct text is
+    decoded and fingerprinted once, as the row reader does it (the rollouts of one prompt share its text, written
+    by one writer); the others are looked up by a hash of their text. Remembers at most ``MEMO`` texts' keys
+    (a 2025 file lays its rollouts out one pass over the examples after another: a prompt comes back after all
+    the others)."""
 
-    msgs = list(chain.from_iterable(prompts))
-    contents = [m.content for m in msgs]
-    if not only_types(contents, str):
-        contents = [c if type(c) is str else json.dumps(c, sort_keys=True) for c in contents]
-    pairs = list(zip([m.role for m in msgs], contents))  # prompt_key's (role, content) of each message
-    ends = list(accumulate(map(len, prompts)))
-    return list(map(hash, map(tuple, map(pairs.__getitem__, map(slice, [0, *ends[:-1]], ends)))))
+    MEMO = 1 << 16
+
+    def __init__(self) -> None:
+        self.memo: dict[int, int | None] = {}
+
+    def __call__(self, prompts: list) -> list:
+        if only_types(prompts, str):  # text prompts (the text decoder's): hashed as they are
+            return list(map(hash, prompts))
+        if not only_types(prompts, msgspec.Raw):  # text, null or absent prompts among others: row by row
+            return [
+                self([p])[0] if type(p) is msgspec.Raw else prompt_key(None if is_missing(p) else p) for p in prompts
+            ]
+        texts = list(map(bytes, prompts))  # a Raw is not hashable; bytes are, and cache their hash
+        get, miss = self.memo.get, _MISS
+        keys = [get(h, miss) for h in map(hash, texts)]
+        if miss in keys:
+            new = dict.fromkeys(t for t, k in zip(texts, keys) if k is miss)
+            values = msgspec.json.decode(b"[" + b",".join(new) + b"]")  # one call for the chunk's new texts
+            if len(self.memo) + len(new) > self.MEMO:
+                self.memo.clear()
+            found = {t: prompt_key(v) for t, v in zip(new, values)}
+            self.memo.update((hash(t), k) for t, k in found.items())
+            keys = [found[t] if k is miss else k for t, k in zip(texts, keys)]
+        return keys
 
 
-def _prompt_key(prompt: Any) -> int | None:
-    if type(prompt) is list:
-        return prompt_key([{"role": m.role, "content": m.content} for m in prompt])
-    return prompt_key(None if is_missing(prompt) else prompt)
+_MISS = object()
 
 
 def _fast_batch(
-    rows: list, lines: list[bytes] | None, first: int, names: tuple[str, ...], want_prompt: bool
+    rows: list, lines: list[bytes] | None, first: int, names: tuple[str, ...], prompt_keys: PromptKeys | None
 ) -> ClassicBatch | None:
     from operator import attrgetter
 
@@ -243,7 +253,7 @@ def _fast_batch(
         chars=chars,
         tool_calls=calls,
         row_key=keys,
-        prompt_key=_prompt_keys(list(map(attrgetter("prompt"), rows))) if want_prompt else None,
+        prompt_key=prompt_keys(list(map(attrgetter("prompt"), rows))) if prompt_keys is not None else None,
         scores=scores,
         first_line=first,
     )
@@ -279,6 +289,10 @@ def iter_classic_batches(
     want_prompt = source.shape != CLASSIC
     names = source.score_names
     decoder = msgspec.json.Decoder(_fast_struct(names, want_prompt, timed))
+    prompt_keys = PromptKeys() if want_prompt else None
+    # prompts are tried as text first (hashed as decoded); the first chunk of another prompt form (chat messages)
+    # switches to their JSON text for good (``PromptKeys``)
+    text_decoder = msgspec.json.Decoder(_fast_struct(names, True, timed, text_prompt=True)) if want_prompt else None
     lineno = 0
     start, end = byte_range if byte_range is not None else (0, None)
     if is_gzip(source.path):  # one sequential pass over the decompressed lines
@@ -323,9 +337,15 @@ def iter_classic_batches(
                 continue
             batch = None
             try:
-                rows = decoder.decode_lines(buf)
+                if text_decoder is not None:
+                    try:
+                        rows = text_decoder.decode_lines(buf)
+                    except msgspec.ValidationError:
+                        text_decoder = None
+                if text_decoder is None:
+                    rows = decoder.decode_lines(buf)
                 if len(rows) == n_lines:  # no blank line: row i is line first + i
-                    batch = _fast_batch(rows, lines, first, names, want_prompt)
+                    batch = _fast_batch(rows, lines, first, names, prompt_keys)
             except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):  # row by row
                 batch = None
             if batch is not None:
