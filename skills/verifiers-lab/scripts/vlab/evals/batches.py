@@ -278,6 +278,92 @@ def split_ranges(path: Path, parts: int) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:]))
 
 
+class LineChunk:
+    """A chunk of a JSON Lines file's whole lines: ``head`` as read, perhaps ending inside a line that ``tail``
+    finishes (kept apart: joining them would copy the chunk). ``first``: the file line number of its first line,
+    ``count`` its lines, ``lines`` the lines themselves when the reader split them."""
+
+    __slots__ = ("head", "tail", "first", "count", "lines")
+
+    def __init__(self, head: bytes, tail: bytes, first: int, count: int, lines: list[bytes] | None) -> None:
+        self.head, self.tail, self.first, self.count, self.lines = head, tail, first, count, lines
+
+    def decode(self, decoder) -> list:
+        """``decoder.decode_lines`` of the chunk's lines."""
+        if not self.tail:
+            return decoder.decode_lines(self.head)
+        cut = self.head.rfind(b"\n") + 1
+        rows = decoder.decode_lines(memoryview(self.head)[:cut])
+        rows.extend(decoder.decode_lines(self.head[cut:] + self.tail))
+        return rows
+
+    def split(self) -> list[bytes]:
+        """The lines, without their newlines."""
+        if self.lines is None:
+            self.lines = _split(self.head, self.tail)
+        return self.lines
+
+    def numbered(self, stats: ReadStats) -> Iterator[tuple[int, bytes]]:
+        """(file line number, line) of each line that is not blank (those are counted in ``stats``)."""
+        for i, raw in enumerate(self.split()):
+            if not raw.strip():
+                stats.blank += 1
+                continue
+            yield self.first + i, raw
+
+
+def line_chunks(
+    path: Path, stats: ReadStats, chunk_bytes: int = 1 << 22, byte_range: tuple[int, int] | None = None, split=False
+) -> Iterator[LineChunk]:
+    """The (gzip) JSON Lines file as chunks of about ``chunk_bytes`` of whole lines (a UTF-8 BOM dropped), each line
+    counted in ``stats`` (a line longer than ``MAX_LINE_BYTES`` is read through, never held, and counted as a
+    malformed row). With ``byte_range`` (from split_ranges) only that part is read; line numbers then count from
+    the start of the range. ``split``: split each chunk into its lines as it is counted (one pass, not two)."""
+    lineno = 0
+    start, end = byte_range if byte_range is not None else (0, None)
+    if is_gzip(path):  # one sequential pass over the decompressed lines
+        start, end = 0, None
+    with open_binary(path) as f:
+        f.seek(start)
+        pos = start
+        while True:
+            want = chunk_bytes if end is None else min(chunk_bytes, end - pos)
+            buf = f.read(want) if want > 0 else b""
+            if not buf:
+                break
+            first_read = pos == 0
+            pos += len(buf)
+            if first_read and buf.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM is not part of the first row
+                buf = buf[3:]
+            too_long = False
+            tail = b""
+            if not buf.endswith(b"\n"):
+                tail = f.readline(MAX_LINE_BYTES)  # finish the last line of the chunk
+                pos += len(tail)
+                partial = len(buf) - (buf.rfind(b"\n") + 1)
+                if partial + len(tail) > MAX_LINE_BYTES or (len(tail) == MAX_LINE_BYTES and tail[-1:] != b"\n"):
+                    # longer than a row is held: read through, never whole, and counted as a malformed row
+                    if tail[-1:] != b"\n":
+                        pos += skip_line(f)
+                    buf, tail = buf[: len(buf) - partial], b""
+                    too_long = True
+            lines = _split(buf, tail) if split else None
+            if lines is not None:
+                count = len(lines)
+            else:  # the newlines, and the file's last line if it has none
+                count = _newlines(buf) + tail.endswith(b"\n") + ((tail or buf)[-1:] not in (b"", b"\n"))
+            if (tail or buf) and not (tail or buf).endswith(b"\n"):
+                stats.no_final_newline = True  # only the file's last line can lack it
+            first = lineno + 1
+            lineno += count
+            if too_long:
+                lineno += 1
+                stats.note_too_long(lineno)
+            stats.lines = lineno
+            if buf or tail:
+                yield LineChunk(buf, tail, first, count, lines)
+
+
 def iter_classic_batches(
     source: EvalSource, stats: ReadStats, chunk_bytes: int = 1 << 23, byte_range: tuple[int, int] | None = None
 ) -> Iterator[ClassicBatch | list[EvalRow]]:
@@ -293,66 +379,25 @@ def iter_classic_batches(
     # prompts are tried as text first (hashed as decoded); the first chunk of another prompt form (chat messages)
     # switches to their JSON text for good (``PromptKeys``)
     text_decoder = msgspec.json.Decoder(_fast_struct(names, True, timed, text_prompt=True)) if want_prompt else None
-    lineno = 0
-    start, end = byte_range if byte_range is not None else (0, None)
-    if is_gzip(source.path):  # one sequential pass over the decompressed lines
-        start, end = 0, None
-    with open_binary(source.path) as f:
-        f.seek(start)
-        pos = start
-        while True:
-            want = chunk_bytes if end is None else min(chunk_bytes, end - pos)
-            buf = f.read(want) if want > 0 else b""
-            if not buf:
-                break
-            first_read = pos == 0
-            pos += len(buf)
-            if first_read and buf.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM is not part of the first row
-                buf = buf[3:]
-            too_long = False
-            if not buf.endswith(b"\n"):
-                tail = f.readline(MAX_LINE_BYTES)  # finish the last line of the chunk
-                pos += len(tail)
-                partial = len(buf) - (buf.rfind(b"\n") + 1)
-                if partial + len(tail) > MAX_LINE_BYTES or (len(tail) == MAX_LINE_BYTES and tail[-1:] != b"\n"):
-                    # longer than a row is held: read through, never whole, and counted as a malformed row
-                    if tail[-1:] != b"\n":
-                        pos += skip_line(f)
-                    buf = buf[: len(buf) - partial]
-                    too_long = True
-                else:
-                    buf += tail
-            # untimed rows are keyed by their line: the split counts the lines too (one pass, not two)
-            lines = None if timed else _split(buf)
-            n_lines = len(lines) if lines is not None else _newlines(buf) + (buf[-1:] not in (b"", b"\n"))
-            if buf and not buf.endswith(b"\n"):
-                stats.no_final_newline = True  # only the file's last line can lack it
-            first = lineno + 1
-            lineno += n_lines
-            if too_long:
-                lineno += 1
-                stats.note_too_long(lineno)
-            stats.lines = lineno
-            if not buf:
-                continue
+    # untimed rows are keyed by their line: the split counts the lines too
+    for chunk in line_chunks(source.path, stats, chunk_bytes, byte_range, split=not timed):
+        batch = None
+        try:
+            if text_decoder is not None:
+                try:
+                    rows = chunk.decode(text_decoder)
+                except msgspec.ValidationError:
+                    text_decoder = None
+            if text_decoder is None:
+                rows = chunk.decode(decoder)
+            if len(rows) == chunk.count:  # no blank line: row i is line first + i
+                batch = _fast_batch(rows, chunk.lines, chunk.first, names, prompt_keys)
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):  # row by row
             batch = None
-            try:
-                if text_decoder is not None:
-                    try:
-                        rows = text_decoder.decode_lines(buf)
-                    except msgspec.ValidationError:
-                        text_decoder = None
-                if text_decoder is None:
-                    rows = decoder.decode_lines(buf)
-                if len(rows) == n_lines:  # no blank line: row i is line first + i
-                    batch = _fast_batch(rows, lines, first, names, prompt_keys)
-            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):  # row by row
-                batch = None
-            if batch is not None:
-                yield batch
-                continue
-            lines = lines if lines is not None else _split(buf)
-            yield list(classic_rows(source, _numbered(lines, first, stats), stats))
+        if batch is not None:
+            yield batch
+            continue
+        yield list(classic_rows(source, chunk.numbered(stats), stats))
 
 
 def _newlines(buf: bytes) -> int:
@@ -369,16 +414,11 @@ def _newlines(buf: bytes) -> int:
     return n
 
 
-def _split(buf: bytes) -> list[bytes]:
-    lines = buf.split(b"\n")
-    if lines[-1] == b"":
+def _split(head: bytes, tail: bytes = b"") -> list[bytes]:
+    """The lines of ``head`` and the ``tail`` that finishes its last, without their newlines."""
+    lines = head.split(b"\n")
+    if tail:
+        lines[-1] += tail[:-1] if tail.endswith(b"\n") else tail
+    elif lines[-1] == b"":
         lines.pop()
     return lines
-
-
-def _numbered(lines: list[bytes], first: int, stats: ReadStats) -> Iterator[tuple[int, bytes]]:
-    for i, raw in enumerate(lines):
-        if not raw.strip():
-            stats.blank += 1
-            continue
-        yield first + i, raw
