@@ -27,7 +27,7 @@ from vlab.evals.coded import CodedColumn, as_numpy
 from vlab.evals.fields import judge_error_kind
 from vlab.evals.read import EvalRow, ReadStats, iter_rows
 from vlab.evals.sampling import DEFAULT_ROW_BUDGET, Sample, int_hashes, kept, key_hashes, settle_shift
-from vlab.evals.source import CLASSIC_FAMILY, EvalSource
+from vlab.evals.source import CLASSIC_FAMILY, V1_TRACES, EvalSource
 from vlab.evals.tally import RowTally, TallySpec
 
 
@@ -158,7 +158,7 @@ class Columns:
             self.missing_example += sum(1 for e in b.example if e is None)
         else:
             example = b.example
-        if self.raw_int_examples and batches.only_types(example, int):
+        if self.raw_int_examples and not b.coded_examples and batches.only_types(example, int):
             self._extend_raw(example)  # integer ids are kept as they are and coded once at the end
         else:
             self._stop_raw_int_examples()
@@ -193,19 +193,16 @@ class Columns:
         self.chars.extend([-1 if c is None else c for c in b.chars])
         self.tool_calls.extend([t if t < 127 else 127 for t in b.tool_calls])
         self.row_key.extend(b.row_key)
-        cols = self.fn_cols
-        for name, col in cols.items():
-            values = b.scores.get(name)
-            if values is not None:
-                col.extend(values)
-            else:
+        _extend_named(self.fn_cols, b.scores, n0, m)
+        if b.metrics:
+            _extend_named(self.metric_cols, b.metrics, n0, m)
+        else:
+            for col in self.metric_cols.values():
                 col.fill_nan(m)
-        for name, values in b.scores.items():
-            if name not in cols:
-                col = cols[name] = CodedColumn.nans(n0)
-                col.extend(values)
-        for col in self.metric_cols.values():
-            col.fill_nan(m)
+        for name, ws in (b.weights or {}).items():  # as add(): each row's weight against the first one seen
+            old = self.weights.setdefault(name, ws[0])
+            if any(w != old for w in ws):
+                self.weights_changed.add(name)
         self.n = n0 + m
         self.seen += m
         if self.n > self.row_budget:
@@ -388,6 +385,20 @@ def _codes(codes: dict[Any, int], keys: list) -> list[int]:
     return list(map(codes.__getitem__, keys))
 
 
+def _extend_named(cols: dict[str, CodedColumn], columns: dict[str, list], n0: int, m: int) -> None:
+    """Append a batch's ``m`` rows of named columns (NaN for a column the batch lacks; a new one NaN before)."""
+    for name, col in cols.items():
+        values = columns.get(name)
+        if values is not None:
+            col.extend(values)
+        else:
+            col.fill_nan(m)
+    for name, values in columns.items():
+        if name not in cols:
+            col = cols[name] = CodedColumn.nans(n0)
+            col.extend(values)
+
+
 def _append_named(cols: dict[str, CodedColumn], values: dict[str, float], n: int) -> None:
     for name, col in cols.items():
         col.append(values.get(name, math.nan))
@@ -502,6 +513,15 @@ def collect(
     Classic shapes take the fast column path (in parallel for large files: ``workers`` processes, default
     ``reading_workers``). ``spec``: the thresholds the tally of every row counts by."""
     stats = stats if stats is not None else ReadStats()
+    if rows is None and batches.msgspec is not None and source.shape == V1_TRACES:
+        cols = Columns(spec, row_budget)
+        for item in batches.iter_v1_batches(source, stats):
+            if isinstance(item, list):
+                for r in item:
+                    cols.add(r)
+            else:
+                cols.add_batch(item)
+        return cols
     if rows is None and batches.msgspec is not None and source.shape in CLASSIC_FAMILY:
         if workers is None:
             workers = reading_workers(source)
