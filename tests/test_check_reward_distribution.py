@@ -1130,3 +1130,51 @@ def _validate_tuple(row) -> tuple:
         return None if o is None else (o.reason, o.rewards)
 
     return row.index, outcome(row.gold), outcome(row.noop)
+
+
+@pytest.mark.parametrize("ending", ["newline", "none"])
+def test_mapped_chunks_are_the_read_chunks(tmp_path, monkeypatch, ending):
+    """The mapped reader (``batches._mapped_chunks``) gives the chunks, line numbers, keys and counts of the reading
+    one: a BOM, blank lines, CRLF, lines longer than a row is held (in the middle, at a chunk's start, at the end),
+    no final newline, byte ranges."""
+    monkeypatch.setattr(batches, "MAX_LINE_BYTES", 300)
+    rng = np.random.default_rng(5)
+    lines = [b"\xef\xbb\xbf" + b'{"a": 0}']
+    for i in range(400):
+        kind = rng.integers(0, 12)
+        lines.append(
+            b""
+            if kind == 0
+            else b"x" * int(rng.integers(301, 900))
+            if kind == 1
+            else (b'{"a": %d, "t": "%s"}' % (i, b"y" * int(rng.integers(0, 250)))) + (b"\r" if kind == 2 else b"")
+        )
+    lines.append(b"z" * 700)  # a long last line
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"\n".join(lines) + (b"\n" if ending == "newline" else b""))
+
+    def chunks(mapped: bool, **kw):
+        stats = ReadStats()
+        with monkeypatch.context() as m:
+            if not mapped:
+                m.setattr(batches, "_mapped", lambda p: None)
+            out = [
+                (c.first, c.count, c.keys, c.split(), bytes(c.head), c.tail)
+                for c in batches.line_chunks(path, stats, **kw)
+            ]
+        return out, (stats.lines, stats.too_long, stats.malformed_lines, stats.no_final_newline)
+
+    for chunk_bytes in (64, 257, 1000, 1 << 20):
+        for keys in (False, True):
+            mapped, read = (
+                chunks(True, chunk_bytes=chunk_bytes, keys=keys),
+                chunks(False, chunk_bytes=chunk_bytes, keys=keys),
+            )
+            assert [c[:4] for c in mapped[0]] == [c[:4] for c in read[0]] and mapped[1] == read[1]
+            assert b"".join(c[4] + c[5] for c in mapped[0]) == b"".join(c[4] + c[5] for c in read[0])
+        for parts in (2, 5):
+            for byte_range in batches.split_ranges(path, parts):
+                mapped = chunks(True, chunk_bytes=chunk_bytes, byte_range=byte_range, keys=True)
+                read = chunks(False, chunk_bytes=chunk_bytes, byte_range=byte_range, keys=True)
+                assert [c[:4] for c in mapped[0]] == [c[:4] for c in read[0]] and mapped[1] == read[1]
+    assert chunks(False, chunk_bytes=257)[1][1] > 0  # lines over the limit were met

@@ -13,12 +13,15 @@ reference row reader (``read.classic_rows``, ``read.v1_rows``) instead, so both 
 from __future__ import annotations
 
 import math
+import mmap
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vlab.core.files import MAX_LINE_BYTES, is_gzip, open_binary, skip_line
+from vlab.core.result import UsageError
 from vlab.evals.fields import (
     CLASSIC_TRUNCATING,
     MISSING_MS,
@@ -196,7 +199,7 @@ _MISS = object()
 
 
 def _fast_batch(
-    rows: list, lines: list[bytes] | None, first: int, names: tuple[str, ...], prompt_keys: PromptKeys | None
+    rows: list, line_keys: list[int] | None, first: int, names: tuple[str, ...], prompt_keys: PromptKeys | None
 ) -> ClassicBatch | None:
     from operator import attrgetter
 
@@ -245,12 +248,12 @@ def _fast_batch(
             for i in can:
                 if turn_limited(rows[i].stop_condition, calls[i], completions[i]):
                     truncated[i] = 2
-    if lines is None:  # 0.3.x: a rollout is identified by its example and start time (as read.classic_rows)
+    if line_keys is None:  # 0.3.x: a rollout is identified by its example and start time (as read.classic_rows)
         timings = list(map(attrgetter("timing"), rows))
         starts = [None] * len(rows) if None in timings else list(map(attrgetter("start_time"), timings))
         keys = list(map(hash, zip(example, starts)))
     else:
-        keys = list(map(hash, lines))  # lines come without their newline
+        keys = line_keys  # each line's hash, without its newline (read._line_key)
     return ClassicBatch(
         example=example,
         reward=reward,
@@ -468,14 +471,16 @@ def split_ranges(path: Path, parts: int) -> list[tuple[int, int]]:
 
 
 class LineChunk:
-    """A chunk of a JSON Lines file's whole lines: ``head`` as read, perhaps ending inside a line that ``tail``
-    finishes (kept apart: joining them would copy the chunk). ``first``: the file line number of its first line,
-    ``count`` its lines, ``lines`` the lines themselves when the reader split them."""
+    """A chunk of a JSON Lines file's whole lines: ``head`` (bytes read, or a view of the mapped file), perhaps ending
+    inside a line that ``tail`` finishes (kept apart: joining them would copy the chunk). ``first``: the file line
+    number of its first line, ``count`` its lines, ``keys`` each line's hash (without its newline) when the reader
+    was asked for them (``read.classic_rows``' row key of an untimed row)."""
 
-    __slots__ = ("head", "tail", "first", "count", "lines")
+    __slots__ = ("head", "tail", "first", "count", "keys", "lines")
 
-    def __init__(self, head: bytes, tail: bytes, first: int, count: int, lines: list[bytes] | None) -> None:
-        self.head, self.tail, self.first, self.count, self.lines = head, tail, first, count, lines
+    def __init__(self, head, tail: bytes, first: int, count: int, keys: list[int] | None) -> None:
+        self.head, self.tail, self.first, self.count, self.keys = head, tail, first, count, keys
+        self.lines: list[bytes] | None = None
 
     def decode(self, decoder) -> list:
         """``decoder.decode_lines`` of the chunk's lines."""
@@ -489,7 +494,8 @@ class LineChunk:
     def split(self) -> list[bytes]:
         """The lines, without their newlines."""
         if self.lines is None:
-            self.lines = _split(self.head, self.tail)
+            head = self.head if isinstance(self.head, bytes) else bytes(self.head)
+            self.lines = _split(head, self.tail)
         return self.lines
 
     def numbered(self, stats: ReadStats, newlines: bool = False) -> Iterator[tuple[int, bytes]]:
@@ -497,7 +503,7 @@ class LineChunk:
         ``newlines`` each line ends in its newline, as ``read.numbered_lines`` gives it (but the file's last, when
         it has none)."""
         lines = self.split()
-        ends = (self.tail or self.head).endswith(b"\n")
+        ends = (self.tail or self.head)[-1:] == b"\n"
         for i, raw in enumerate(lines):
             if not raw.strip():
                 stats.blank += 1
@@ -505,13 +511,115 @@ class LineChunk:
             yield self.first + i, raw + b"\n" if newlines and (ends or i < len(lines) - 1) else raw
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def line_chunks(
-    path: Path, stats: ReadStats, chunk_bytes: int = 1 << 22, byte_range: tuple[int, int] | None = None, split=False
+    path: Path, stats: ReadStats, chunk_bytes: int = 1 << 22, byte_range: tuple[int, int] | None = None, keys=False
 ) -> Iterator[LineChunk]:
     """The (gzip) JSON Lines file as chunks of about ``chunk_bytes`` of whole lines (a UTF-8 BOM dropped), each line
     counted in ``stats`` (a line longer than ``MAX_LINE_BYTES`` is read through, never held, and counted as a
     malformed row). With ``byte_range`` (from split_ranges) only that part is read; line numbers then count from
-    the start of the range. ``split``: split each chunk into its lines as it is counted (one pass, not two)."""
+    the start of the range. ``keys``: hash each line as it is counted (one pass, not two). A plain file is mapped
+    (``mmap``: read where it lies, no copy; each chunk's pages given back once read), a compressed one read."""
+    mapped = None if is_gzip(path) else _mapped(path)
+    if mapped is not None:
+        return _mapped_chunks(mapped, path, stats, chunk_bytes, byte_range, keys)
+    return _read_chunks(path, stats, chunk_bytes, byte_range, keys)
+
+
+def _mapped(path: Path):
+    """The file mapped for reading, where the system can map it and give pages back (madvise); else None."""
+    if not hasattr(mmap, "MADV_DONTNEED"):  # e.g. Windows: read instead
+        return None
+    try:
+        with path.open("rb") as f:
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # keeps its own handle
+    except (OSError, ValueError):  # an empty file, a pipe, a file system that cannot map: read instead
+        return None
+
+
+def _mapped_chunks(mm, path: Path, stats: ReadStats, chunk_bytes: int, byte_range, keys: bool) -> Iterator[LineChunk]:
+    """``line_chunks`` of a mapped file: the same chunks, counts and keys as ``_read_chunks``."""
+    size = len(mm)
+    start, end = byte_range if byte_range is not None else (0, size)
+    end = min(end, size)
+    view = memoryview(mm)
+    find = mm.find
+    pos, lineno = start, 0
+    if pos == 0 and mm[:3] == _BOM:  # a UTF-8 BOM is not part of the first row
+        pos = 3
+    while pos < end:
+        if os.stat(path).st_size < size:  # cut while read (an eval writing it again): its mapped pages are gone
+            raise UsageError(
+                f"{path} was cut short while it was read", hint="read it again once whatever writes it has finished"
+            )
+        stop = min(pos + chunk_bytes, end)  # what one read gives, and the tail that finishes its last line
+        stop_at = stop
+        too_long = False
+        if mm[stop - 1 : stop] != b"\n":
+            cut = mm.rfind(b"\n", pos, stop) + 1 or pos
+            nl = find(b"\n", stop, stop + MAX_LINE_BYTES)
+            tail_end = nl + 1 if nl >= 0 else min(stop + MAX_LINE_BYTES, size)
+            tail = tail_end - stop
+            if (stop - cut) + tail > MAX_LINE_BYTES or (tail == MAX_LINE_BYTES and nl < 0):
+                # longer than a row is held: read through, never whole, and counted as a malformed row
+                stop, too_long = cut, True
+                if nl < 0:
+                    nl = find(b"\n", tail_end)
+                    tail_end = nl + 1 if nl >= 0 else size
+            else:
+                stop = tail_end
+            stop_at = tail_end
+        chunk_keys = _line_keys(view, find, pos, stop) if keys and stop > pos else None
+        if chunk_keys is not None:
+            count = len(chunk_keys)
+        else:
+            count = _newlines_between(find, pos, stop) + (stop > pos and mm[stop - 1 : stop] != b"\n")
+        if stop > pos and mm[stop - 1 : stop] != b"\n":
+            stats.no_final_newline = True  # only the file's last line can lack it
+        first = lineno + 1
+        lineno += count
+        if too_long:
+            lineno += 1
+            stats.note_too_long(lineno)
+        stats.lines = lineno
+        if stop > pos:
+            yield LineChunk(view[pos:stop], b"", first, count, chunk_keys)
+        # the chunk is read: its pages leave this process (the page cache keeps them for whoever reads next)
+        low = pos - pos % mmap.PAGESIZE
+        high = stop_at - stop_at % mmap.PAGESIZE
+        if high > low:
+            mm.madvise(mmap.MADV_DONTNEED, low, high - low)
+        pos = stop_at
+
+
+def _line_keys(view, find, pos: int, stop: int) -> list[int]:
+    """``hash`` of each line between ``pos`` and ``stop`` (without its newline; the last may lack one), read where
+    the lines lie."""
+    out = []
+    add = out.append
+    nl = find(b"\n", pos, stop)
+    while nl >= 0:
+        add(hash(view[pos:nl]))
+        pos = nl + 1
+        nl = find(b"\n", pos, stop)
+    if pos < stop:
+        add(hash(view[pos:stop]))
+    return out
+
+
+def _newlines_between(find, pos: int, stop: int) -> int:
+    n = 0
+    nl = find(b"\n", pos, stop)
+    while nl >= 0:
+        n += 1
+        nl = find(b"\n", nl + 1, stop)
+    return n
+
+
+def _read_chunks(path: Path, stats: ReadStats, chunk_bytes: int, byte_range, keys: bool) -> Iterator[LineChunk]:
+    """``line_chunks`` by reading (a compressed file, or where the file cannot be mapped)."""
     lineno = 0
     start, end = byte_range if byte_range is not None else (0, None)
     if is_gzip(path):  # one sequential pass over the decompressed lines
@@ -526,7 +634,7 @@ def line_chunks(
                 break
             first_read = pos == 0
             pos += len(buf)
-            if first_read and buf.startswith(b"\xef\xbb\xbf"):  # a UTF-8 BOM is not part of the first row
+            if first_read and buf.startswith(_BOM):  # a UTF-8 BOM is not part of the first row
                 buf = buf[3:]
             too_long = False
             tail = b""
@@ -540,7 +648,7 @@ def line_chunks(
                         pos += skip_line(f)
                     buf, tail = buf[: len(buf) - partial], b""
                     too_long = True
-            lines = _split(buf, tail) if split else None
+            lines = _split(buf, tail) if keys else None
             if lines is not None:
                 count = len(lines)
             else:  # the newlines, and the file's last line if it has none
@@ -554,7 +662,9 @@ def line_chunks(
                 stats.note_too_long(lineno)
             stats.lines = lineno
             if buf or tail:
-                yield LineChunk(buf, tail, first, count, lines)
+                chunk = LineChunk(buf, tail, first, count, list(map(hash, lines)) if lines is not None else None)
+                chunk.lines = lines
+                yield chunk
 
 
 def iter_classic_batches(
@@ -573,7 +683,7 @@ def iter_classic_batches(
     # switches to their JSON text for good (``PromptKeys``)
     text_decoder = msgspec.json.Decoder(_fast_struct(names, True, timed, text_prompt=True)) if want_prompt else None
     # untimed rows are keyed by their line: the split counts the lines too
-    for chunk in line_chunks(source.path, stats, chunk_bytes, byte_range, split=not timed):
+    for chunk in line_chunks(source.path, stats, chunk_bytes, byte_range, keys=not timed):
         batch = None
         try:
             if text_decoder is not None:
@@ -584,7 +694,7 @@ def iter_classic_batches(
             if text_decoder is None:
                 rows = chunk.decode(decoder)
             if len(rows) == chunk.count:  # no blank line: row i is line first + i
-                batch = _fast_batch(rows, chunk.lines, chunk.first, names, prompt_keys)
+                batch = _fast_batch(rows, chunk.keys, chunk.first, names, prompt_keys)
         except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):  # row by row
             batch = None
         if batch is not None:

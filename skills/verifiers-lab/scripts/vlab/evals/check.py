@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from vlab.core.console import log
 from vlab.core.result import Result
@@ -20,8 +21,10 @@ from vlab.evals.recommend import recommend
 from vlab.evals.sampling import DEFAULT_ROW_BUDGET
 from vlab.evals.source import V1_VALIDATE, EvalSource, locate
 from vlab.evals.tally import TallySpec
-from vlab.evals.validate import ValidateAnalysis, analyse_validate, judge_validate, read_validate_rows
 from vlab.evals.verdicts import Thresholds, judge, judge_input
+
+if TYPE_CHECKING:
+    from vlab.evals.validate import ValidateAnalysis
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,8 @@ def check_reward_distribution(request: CheckRequest, result: Result) -> Analysis
 def _check(source: EvalSource, th: Thresholds, result: Result, row_budget: int) -> Analysis | ValidateAnalysis:
     stats = ReadStats()
     if source.shape == V1_VALIDATE:
+        from vlab.evals.validate import analyse_validate, judge_validate, read_validate_rows  # that shape's alone
+
         validation = analyse_validate(source, read_validate_rows(source, stats))
         judge_validate(validation, result)
         result.data = validation.to_data()

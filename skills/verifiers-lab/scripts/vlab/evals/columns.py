@@ -181,17 +181,21 @@ class Columns:
                         lines.append(b.first_line + i)
         else:
             self.reward.extend(b.reward)
-        self.errored.extend([e is not None for e in b.error])
-        for e in b.error:
-            if e is not None:
-                kind = e.split(":")[0]
-                if len(self.error_kinds) < 50 or kind in self.error_kinds:
-                    self.error_kinds[kind] += 1
-                if judged := judge_error_kind(e):
-                    self.judge_errors[judged] += 1
+        if b.error.count(None) == m:  # no errors (the common chunk): a run of zeros
+            self.errored.frombytes(bytes(m))
+        else:
+            self.errored.extend([e is not None for e in b.error])
+            for e in b.error:
+                if e is not None:
+                    kind = e.split(":")[0]
+                    if len(self.error_kinds) < 50 or kind in self.error_kinds:
+                        self.error_kinds[kind] += 1
+                    if judged := judge_error_kind(e):
+                        self.judge_errors[judged] += 1
         self.truncated.extend(b.truncated)
-        self.chars.extend([-1 if c is None else c for c in b.chars])
-        self.tool_calls.extend([t if t < 127 else 127 for t in b.tool_calls])
+        self.chars.extend([-1 if c is None else c for c in b.chars] if None in b.chars else b.chars)
+        calls = b.tool_calls
+        self.tool_calls.extend([t if t < 127 else 127 for t in calls] if calls and max(calls) > 127 else calls)
         self.row_key.extend(b.row_key)
         _extend_named(self.fn_cols, b.scores, n0, m)
         if b.metrics:
@@ -379,9 +383,9 @@ def _recode(col: array, codes: dict[Any, int]) -> tuple[array, dict[Any, int], n
 
 def _codes(codes: dict[Any, int], keys: list) -> list[int]:
     """Each key's code, new keys coded in first-seen order (``setdefault`` row by row, but one look a distinct key)."""
-    for key in dict.fromkeys(keys):
-        if key not in codes:
-            codes[key] = len(codes)
+    new = [key for key in dict.fromkeys(keys) if key not in codes]
+    if new:
+        codes.update(zip(new, range(len(codes), len(codes) + len(new))))
     return list(map(codes.__getitem__, keys))
 
 
