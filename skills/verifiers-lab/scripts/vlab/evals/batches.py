@@ -49,7 +49,7 @@ class ClassicBatch:
     reward: list  # floats, None where unusable (see issues)
     issues: list[tuple[int, str]]
     error: list
-    truncated: list
+    truncated: list | bytes  # 0 none, 1 truncated, 2 out of turns (bytes: a run of zeros)
     chars: list
     tool_calls: list
     row_key: list
@@ -231,11 +231,13 @@ def _fast_batch(
     if error.count(None) != len(error):
         error = [None if e is None else error_text(e) for e in error]
     truncated = list(map(attrgetter("is_truncated"), rows))
-    if truncated.count(False) != len(truncated):
+    if True not in truncated:  # none truncated (absent, null or false): one run of zeros
+        truncated = bytes(len(rows))
+    else:
         truncated = [t is True for t in truncated]
     stops = set(map(attrgetter("stop_condition"), rows))
     if stops & set(CLASSIC_TRUNCATING):
-        truncated = [t or r.stop_condition in CLASSIC_TRUNCATING for t, r in zip(truncated, rows)]
+        truncated = [bool(t) or r.stop_condition in CLASSIC_TRUNCATING for t, r in zip(truncated, rows)]
     completions = list(map(attrgetter("completion"), rows))
     chars, calls, counts = _completion_sizes(completions)
     if any(isinstance(s, str) and "turn" in s.lower() for s in stops):  # 2: the turn limit (see Columns)

@@ -4,7 +4,7 @@
 function or metric while it has at most 256 distinct values: ``coded.CodedColumn``): classic shapes through
 the msgspec column reader (``batches``), in parallel processes for large files (one per core: byte ranges of
 at most ``PART_BYTES``, merged in file order; ``collect_beside`` runs a second pass, the answers, in one of
-them); v1 traces (or any ``EvalRow`` stream) row by row. Past its row budget
+them); v1 traces through its v1 column reader; any ``EvalRow`` stream row by row. Past its row budget
 the columns hold a sample of whole examples (``sampling``), every row read being tallied first (``tally``):
 memory stays flat however many rows the file has.
 """
@@ -192,7 +192,10 @@ class Columns:
                         self.error_kinds[kind] += 1
                     if judged := judge_error_kind(e):
                         self.judge_errors[judged] += 1
-        self.truncated.extend(b.truncated)
+        if isinstance(b.truncated, bytes):
+            self.truncated.frombytes(b.truncated)
+        else:
+            self.truncated.extend(b.truncated)
         self.chars.extend([-1 if c is None else c for c in b.chars] if None in b.chars else b.chars)
         calls = b.tool_calls
         self.tool_calls.extend([t if t < 127 else 127 for t in calls] if calls and max(calls) > 127 else calls)
@@ -415,8 +418,10 @@ def _append_named(cols: dict[str, CodedColumn], values: dict[str, float], n: int
 
 TALLY_ROWS = 1 << 18  # rows tallied at once: a float64 copy of each score column for this many rows
 
-# Files this large are read by several processes at once (one byte range each).
-PARALLEL_MIN_BYTES = 64 << 20
+# Files this large are read by several processes at once (one byte range each). Processes cost ~15% more CPU (their
+# start, each part's pickling and merge; two readers share the caches): worth it where the read takes seconds, not
+# for a file read in well under one (issue 52: 140-250 MB files were read at 1.1-1.2x a bare json.loads loop's CPU).
+PARALLEL_MIN_BYTES = 256 << 20
 PARTS_PER_WORKER = 4
 PART_BYTES = 64 << 20  # a part's rows at most: what a worker holds, and a merge copies, does not grow with the file
 
@@ -481,7 +486,7 @@ def cores() -> int:
 
 def reading_workers(source: EvalSource) -> int:
     """Processes ``collect`` reads ``source`` with: one per core up to 4 for a classic file of
-    ``PARALLEL_MIN_BYTES`` or more (a small file is read faster than processes start), else 1."""
+    ``PARALLEL_MIN_BYTES`` or more (a smaller file costs less read in this process), else 1."""
     if batches.msgspec is None or source.shape not in CLASSIC_FAMILY:
         return 1
     return min(4, cores()) if source.path.stat().st_size >= PARALLEL_MIN_BYTES else 1
