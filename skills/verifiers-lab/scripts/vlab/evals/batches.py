@@ -73,27 +73,33 @@ if msgspec is not None:
         start_time: Any = None
 
 
-def _fast_struct(names: tuple[str, ...], with_prompt: bool, with_timing: bool, text_prompt: bool = False):
+def _fast_struct(
+    names: tuple[str, ...], with_prompt: bool, with_timing: bool, text_prompt: bool = False, strict: bool = False
+):
+    """The struct a chunk of classic rows is decoded into. ``strict``: the common row's types only (integer ids, a
+    number reward and scores, no error, a completion), so that its columns need no check (``_fast_batch``); a chunk
+    with another row is decoded again by the lenient struct (every type)."""
+    any_ = Any if not strict else None
     fields = [
-        ("example_id", Any, MISSING_MS),
-        ("id", Any, MISSING_MS),
-        ("reward", Any, MISSING_MS),
-        ("error", Any, None),
+        ("example_id", Any if not strict else int | msgspec.UnsetType, MISSING_MS),
+        ("id", Any if not strict else int | msgspec.UnsetType, MISSING_MS),
+        ("reward", Any, MISSING_MS) if not strict else ("reward", float),
+        ("error", any_, None),
         ("is_truncated", Any, None),
         ("stop_condition", Any, None),
-        ("completion", list[_Msg] | str | None, None),
+        ("completion", list[_Msg] | str | None, None) if not strict else ("completion", list[_Msg] | str),
     ]
     if with_timing:
         fields.append(("timing", _Timing | None, None))
     if with_prompt and text_prompt:  # a text prompt is its own fingerprint's input (fields.prompt_key)
-        fields.append(("prompt", str | None | msgspec.UnsetType, MISSING_MS))
+        fields.append(("prompt", str | None | msgspec.UnsetType, MISSING_MS) if not strict else ("prompt", str))
     elif with_prompt:  # its JSON text, undecoded: a prompt is decoded once per distinct text (PromptKeys)
         fields.append(("prompt", msgspec.Raw, MISSING_MS))
     rename = {f[0]: f[0] for f in fields}
     for i, name in enumerate(names):
-        fields.append((f"x{i}", Any, MISSING_MS))
+        fields.append((f"x{i}", Any, MISSING_MS) if not strict else (f"x{i}", float))
         rename[f"x{i}"] = name
-    return msgspec.defstruct("ClassicFastRow", fields, rename=rename, gc=False)
+    return msgspec.defstruct("ClassicFastRow", fields, rename=rename, gc=False, kw_only=True)
 
 
 def _msgs_size(completion: Any) -> tuple[int | None, int]:
@@ -199,27 +205,35 @@ _MISS = object()
 
 
 def _fast_batch(
-    rows: list, line_keys: list[int] | None, first: int, names: tuple[str, ...], prompt_keys: PromptKeys | None
+    rows: list,
+    line_keys: list[int] | None,
+    first: int,
+    names: tuple[str, ...],
+    prompt_keys: PromptKeys | None,
+    strict: bool = False,
 ) -> ClassicBatch | None:
+    """The columns of a decoded chunk (``strict``: decoded by the strict struct, so its types are known)."""
     from operator import attrgetter
 
     scores = {}
     for i, name in enumerate(names):
         values = list(map(attrgetter(f"x{i}"), rows))
-        if only_types(values, float):
+        if strict or only_types(values, float):
             scores[name] = values
             continue
         if MISSING_MS in values:
             return None  # the row may carry it only in metrics{}: the reference path reads both
         scores[name] = [score_value(v) for v in values]
     example = list(map(attrgetter("example_id"), rows))
-    if not only_types(example, int) and example.count(MISSING_MS) == len(example):  # 2025 rows: ``id`` alone
-        example = list(map(attrgetter("id"), rows))
-    if not only_types(example, int):  # strings: "7" and 7 are one example (example_of)
+    int_ids = strict and MISSING_MS not in example
+    if not int_ids and not only_types(example, int) and example.count(MISSING_MS) == len(example):
+        example = list(map(attrgetter("id"), rows))  # 2025 rows: ``id`` alone
+        int_ids = strict and MISSING_MS not in example
+    if not int_ids and not only_types(example, int):  # strings: "7" and 7 are one example (example_of)
         example = [example_of(r) for r in rows]
     reward = list(map(attrgetter("reward"), rows))
     issues: list[tuple[int, str]] = []
-    if not only_types(reward, float):
+    if not strict and not only_types(reward, float):
         fixed = []
         for i, v in enumerate(reward):
             x, issue = reward_value(v)
@@ -227,9 +241,12 @@ def _fast_batch(
             if issue is not None:
                 issues.append((i, issue))
         reward = fixed
-    error = list(map(attrgetter("error"), rows))
-    if error.count(None) != len(error):
-        error = [None if e is None else error_text(e) for e in error]
+    if strict:  # no row has an error
+        error = [None] * len(rows)
+    else:
+        error = list(map(attrgetter("error"), rows))
+        if error.count(None) != len(error):
+            error = [None if e is None else error_text(e) for e in error]
     truncated = list(map(attrgetter("is_truncated"), rows))
     if True not in truncated:  # none truncated (absent, null or false): one run of zeros
         truncated = bytes(len(rows))
@@ -669,6 +686,9 @@ def _read_chunks(path: Path, stats: ReadStats, chunk_bytes: int, byte_range, key
                 yield chunk
 
 
+STRICT_RETRY = 16  # chunks read by a laxer decoder before the strict ones are tried again
+
+
 def iter_classic_batches(
     source: EvalSource, stats: ReadStats, chunk_bytes: int = 1 << 23, byte_range: tuple[int, int] | None = None
 ) -> Iterator[ClassicBatch | list[EvalRow]]:
@@ -679,26 +699,31 @@ def iter_classic_batches(
     timed = source.shape == CLASSIC and source.rollout_identity
     want_prompt = source.shape != CLASSIC
     names = source.score_names
-    decoder = msgspec.json.Decoder(_fast_struct(names, want_prompt, timed))
     prompt_keys = PromptKeys() if want_prompt else None
-    # prompts are tried as text first (hashed as decoded); the first chunk of another prompt form (chat messages)
-    # switches to their JSON text for good (``PromptKeys``)
-    text_decoder = msgspec.json.Decoder(_fast_struct(names, True, timed, text_prompt=True)) if want_prompt else None
-    # untimed rows are keyed by their line: the split counts the lines too
-    for chunk in line_chunks(source.path, stats, chunk_bytes, byte_range, keys=not timed):
-        batch = None
-        try:
-            if text_decoder is not None:
-                try:
-                    rows = chunk.decode(text_decoder)
-                except msgspec.ValidationError:
-                    text_decoder = None
-            if text_decoder is None:
+    # strict before lenient; prompts as text before their JSON text (``PromptKeys``): a chunk is decoded by the first
+    # that takes it, and the next chunks start there (chat prompts skip the text decoders; a chunk of odd rows, an
+    # error or a string id, the strict ones), all tried again every STRICT_RETRY chunks
+    decoders = [
+        (msgspec.json.Decoder(_fast_struct(names, want_prompt, timed, text, strict)), strict)
+        for strict in (True, False)
+        for text in ((True, False) if want_prompt else (False,))
+    ]
+    start = 0
+    # untimed rows are keyed by their line: the chunk reader hashes each line as it counts them
+    for n, chunk in enumerate(line_chunks(source.path, stats, chunk_bytes, byte_range, keys=not timed)):
+        batch = rows = None
+        for i in range(0 if n % STRICT_RETRY == 0 else start, len(decoders)):
+            decoder, strict = decoders[i]
+            try:
                 rows = chunk.decode(decoder)
-            if len(rows) == chunk.count:  # no blank line: row i is line first + i
-                batch = _fast_batch(rows, chunk.keys, chunk.first, names, prompt_keys)
-        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):  # row by row
-            batch = None
+            except msgspec.ValidationError:  # a row of another type: the next decoder
+                continue
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):  # not JSON: row by row
+                break
+            start = i
+            break
+        if rows is not None and len(rows) == chunk.count:  # no blank line: row i is line first + i
+            batch = _fast_batch(rows, chunk.keys, chunk.first, names, prompt_keys, strict)
         if batch is not None:
             yield batch
             continue
