@@ -208,11 +208,11 @@ def _answer_rows(source: EvalSource) -> Iterator[tuple[Any, str | None, Any]]:
                     yield example, final_answer([m for m in sampled if isinstance(m, dict)]), _v1_gold(episode.task)
         else:
             for row in rows:
-                completion, gold = row.completion, row.answer if with_answer else MISSING_MS
+                completion, gold, example = row.completion, row.answer if with_answer else None, row.example_id
                 yield (
-                    example_of(row),
-                    final_answer(None if is_missing(completion) else completion),
-                    None if is_missing(gold) else gold,
+                    example if type(example) is int else example_of(row),  # an integer id is its own group key
+                    final_answer(None if completion is MISSING_MS else completion),
+                    None if gold is MISSING_MS else gold,
                 )
 
 
