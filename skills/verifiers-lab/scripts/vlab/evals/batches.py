@@ -541,6 +541,7 @@ def line_chunks(
     malformed row). With ``byte_range`` (from split_ranges) only that part is read; line numbers then count from
     the start of the range. ``keys``: hash each line as it is counted (one pass, not two). A plain file is mapped
     (``mmap``: read where it lies, no copy; each chunk's pages given back once read), a compressed one read."""
+    chunk_bytes = min(chunk_bytes, MAX_LINE_BYTES)  # so that a longer line always runs past its chunk's end
     mapped = None if is_gzip(path) else _mapped(path)
     if mapped is not None:
         return _mapped_chunks(mapped, path, stats, chunk_bytes, byte_range, keys)
