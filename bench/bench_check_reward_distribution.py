@@ -371,7 +371,7 @@ def write_prefix(path: Path, prefix: Path, rows: int) -> None:
 
 def ratios(results: dict) -> dict:
     """Speed-up (baseline wall time / tool wall time) and memory ratio against each baseline."""
-    tool, out = results["check_reward_distribution"], {}
+    tool, out = results.get("check_reward_distribution", {}), {}
     if "seconds" not in tool:
         return out
     for base in ("pandas_read_json", "json_loads_loop"):

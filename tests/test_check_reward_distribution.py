@@ -976,6 +976,7 @@ def _odd_classic_lines(path) -> None:
         .replace('"reward":0.5', '"reward":NaN')
     )
     odd = [nan, "", "{broken", json.dumps({**first, "reward": "1"}), json.dumps({**first, "prompt": {"text": "q"}})]
+    odd += [json.dumps({**first, "prompt": None}), json.dumps({**first, "example_id": "7", "id": 3})]
     path.write_text("\n".join(rows[:30] + odd + rows[30:]) + "\n")
 
 

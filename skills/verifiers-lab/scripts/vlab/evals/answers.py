@@ -209,6 +209,8 @@ def _answer_rows(source: EvalSource) -> Iterator[tuple[Any, str | None, Any]]:
         else:
             for row in rows:
                 completion, gold, example = row.completion, row.answer if with_answer else None, row.example_id
+                if example is MISSING_MS:  # 2025 rows: ``id`` alone
+                    example = row.id
                 yield (
                     example if type(example) is int else example_of(row),  # an integer id is its own group key
                     final_answer(None if completion is MISSING_MS else completion),

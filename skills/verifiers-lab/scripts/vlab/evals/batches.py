@@ -178,7 +178,7 @@ class PromptKeys:
     MEMO = 1 << 16
 
     def __init__(self) -> None:
-        self.memo: dict[int, int | None] = {}
+        self.memo: dict[int, Any] = {}
 
     def __call__(self, prompts: list) -> list:
         if only_types(prompts, str):  # text prompts (the text decoder's): hashed as they are
@@ -188,20 +188,22 @@ class PromptKeys:
                 self([p])[0] if type(p) is msgspec.Raw else prompt_key(None if is_missing(p) else p) for p in prompts
             ]
         texts = list(map(bytes, prompts))  # a Raw is not hashable; bytes are, and cache their hash
-        get, miss = self.memo.get, _MISS
-        keys = [get(h, miss) for h in map(hash, texts)]
-        if miss in keys:
-            new = dict.fromkeys(t for t, k in zip(texts, keys) if k is miss)
+        memo = self.memo
+        keys = list(map(memo.get, map(hash, texts)))  # None: not seen yet (a null prompt's key is remembered as _NULL)
+        if None in keys:
+            new = dict.fromkeys(t for t, k in zip(texts, keys) if k is None)
             values = msgspec.json.decode(b"[" + b",".join(new) + b"]")  # one call for the chunk's new texts
-            if len(self.memo) + len(new) > self.MEMO:
-                self.memo.clear()
+            if len(memo) + len(new) > self.MEMO:
+                memo.clear()
             found = {t: prompt_key(v) for t, v in zip(new, values)}
-            self.memo.update((hash(t), k) for t, k in found.items())
-            keys = [found[t] if k is miss else k for t, k in zip(texts, keys)]
+            memo.update((hash(t), _NULL if k is None else k) for t, k in found.items())
+            keys = [found[t] if k is None else k for t, k in zip(texts, keys)]
+        if _NULL in keys:
+            keys = [None if k is _NULL else k for k in keys]
         return keys
 
 
-_MISS = object()
+_NULL = object()  # the remembered key of a null prompt (PromptKeys)
 
 
 def _fast_batch(
