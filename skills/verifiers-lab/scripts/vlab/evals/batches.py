@@ -12,6 +12,8 @@ reference row reader (``read.classic_rows``, ``read.v1_rows``) instead, so both 
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import mmap
 import os
@@ -687,6 +689,21 @@ def _read_chunks(path: Path, stats: ReadStats, chunk_bytes: int, byte_range, key
                 chunk = LineChunk(buf, tail, first, count, list(map(hash, lines)) if lines is not None else None)
                 chunk.lines = lines
                 yield chunk
+
+
+@contextlib.contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused while a file is read: decoded JSON makes no reference cycles, but a chat
+    completion (a list) or a v1 episode (lists and dicts) is a container the collector tracks, and it walked them
+    (every object made since the imports, in its full collections) in collections that freed nothing: ~10% of reading
+    2025 rows, 15% of v1 traces. Reference counting frees what the reader drops; the collector runs again after."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 STRICT_RETRY = 16  # chunks read by a laxer decoder before the strict ones are tried again
