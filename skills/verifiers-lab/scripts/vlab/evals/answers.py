@@ -18,8 +18,9 @@ normalised (``\\text{}``, case, spaces and punctuation around it dropped). What 
 nothing is no answer (None): a reply ending in a closing fence is never "the answer ''". When
 most answers are programs (``Answers.code``), ``same_answers`` speaks of programs written alike in
 a group and quotes no "most common answer" (one program across different tasks means nothing). Classic
-and plain result files and v1 ``traces.jsonl`` are read by ``read.iter_rows`` (the first ``MAX_ROWS``
-rollouts, the last ``TAIL_CHARS`` characters of each completion); a v1
+and plain result files and v1 ``traces.jsonl`` are read as ``read.iter_rows`` reads them (the first ``MAX_ROWS``
+rollouts, the last ``TAIL_CHARS`` characters of each completion), a chunk of lines at a time decoded into the few
+fields the pass needs (a chunk msgspec refuses by the row readers' own rules); a v1
 trace's completion is its sampled messages, its group the task key and its gold ``task.data.answer``
 (as ``read.py`` groups them; a frozen agent's trace is skipped). vf-validate output has no answers.
 The thresholds are ``Thresholds.same_answer_groups`` and ``Thresholds.majority_margin``.
@@ -47,6 +48,7 @@ _TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.S)  # a fenced block; the last may be left open
 _STATED = re.compile(r"\banswer\b", re.I)  # "Answer: 42" after the last block: a stated answer, not code
+_DEPTH = {"{": 1, "}": -1}  # a brace's change of the nesting depth
 
 
 class Program(str):
@@ -112,10 +114,10 @@ def final_answer(completion: Any) -> str | None:
     if start >= 0:
         depth, begin = 1, start + 7
         for end in range(begin, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            depth += _DEPTH.get(text[end], 0)
             if depth == 0:
                 return normalise(text[begin:end]) or None
-    tags = _ANSWER_TAG.findall(text)
+    tags = _ANSWER_TAG.findall(text) if "<" in text else None  # no tag without its "<"
     if tags:
         return normalise(tags[-1]) or None
     lines = [ln for ln in text.splitlines() if ln.strip()]

@@ -61,6 +61,7 @@ class ClassicBatch:
     metrics: dict[str, list] | None = None  # v1: metrics (unweighted), NaN where a row has none of that name
     weights: dict[str, list] | None = None  # v1: each function's weight on the rows that scored it, in row order
     coded_examples: bool = False  # ids are interned even when integers (as ``Columns.add`` does: v1 keys)
+    int_examples: bool = False  # every id is known to be an integer (decoded as one)
 
 
 if msgspec is not None:
@@ -289,6 +290,7 @@ def _fast_batch(
         prompt_key=prompt_keys(list(map(attrgetter("prompt"), rows))) if prompt_keys is not None else None,
         scores=scores,
         first_line=first,
+        int_examples=int_ids,
     )
 
 

@@ -158,7 +158,7 @@ class Columns:
             self.missing_example += sum(1 for e in b.example if e is None)
         else:
             example = b.example
-        if self.raw_int_examples and not b.coded_examples and batches.only_types(example, int):
+        if self.raw_int_examples and not b.coded_examples and (b.int_examples or batches.only_types(example, int)):
             self._extend_raw(example)  # integer ids are kept as they are and coded once at the end
         else:
             self._stop_raw_int_examples()

@@ -9,8 +9,8 @@ longer than ``MAX_LINE_BYTES`` is read through unheld and counted as a malformed
 Rows are decoded with msgspec into structs that name only the fields needed, so prompts
 and token arrays are skipped at C speed; without msgspec (or for a row msgspec rejects,
 e.g. a ``NaN`` literal Python's json writes) the standard ``json`` module is used. The
-column reader (``batches``) is the fast path for classic shapes and must agree with
-``classic_rows`` here.
+column readers (``batches``) are the fast paths for classic shapes and v1 traces and must agree with
+``classic_rows`` and ``v1_rows`` here.
 """
 
 from __future__ import annotations
