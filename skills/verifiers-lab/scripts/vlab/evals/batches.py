@@ -294,6 +294,11 @@ def _fast_batch(
     )
 
 
+# A chunk of lines read and decoded at once: its rows and columns stay in the processor's caches (1 MB read 2025 and
+# text rows 7-15% faster than 4 MB chunks; smaller ones pay more per chunk than they save)
+CHUNK_BYTES = 1 << 20
+
+
 # -- v1 traces ----------------------------------------------------------------------
 
 if msgspec is not None:
@@ -458,7 +463,9 @@ def _named_columns(rows: list[dict[str, float]], fill: bool = True) -> dict[str,
     return {name: [row[name] for row in rows if name in row] for name in names}
 
 
-def iter_v1_batches(source: EvalSource, stats: ReadStats, chunk_bytes: int = 1 << 22) -> Iterator[ClassicBatch | list]:
+def iter_v1_batches(
+    source: EvalSource, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[ClassicBatch | list]:
     """v1 traces as column batches, or as EvalRow lists (``read.v1_rows``) for chunks the column path does not take.
     Needs msgspec."""
     decoder = msgspec.json.Decoder(_V1Episode)
@@ -540,7 +547,7 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def line_chunks(
-    path: Path, stats: ReadStats, chunk_bytes: int = 1 << 22, byte_range: tuple[int, int] | None = None, keys=False
+    path: Path, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES, byte_range: tuple[int, int] | None = None, keys=False
 ) -> Iterator[LineChunk]:
     """The (gzip) JSON Lines file as chunks of about ``chunk_bytes`` of whole lines (a UTF-8 BOM dropped), each line
     counted in ``stats`` (a line longer than ``MAX_LINE_BYTES`` is read through, never held, and counted as a
@@ -712,7 +719,7 @@ STRICT_RETRY = 16  # chunks read by a laxer decoder before the strict ones are t
 
 
 def iter_classic_batches(
-    source: EvalSource, stats: ReadStats, chunk_bytes: int = 1 << 23, byte_range: tuple[int, int] | None = None
+    source: EvalSource, stats: ReadStats, chunk_bytes: int = CHUNK_BYTES, byte_range: tuple[int, int] | None = None
 ) -> Iterator[ClassicBatch | list[EvalRow]]:
     """Classic rows as column batches (fast path), or as EvalRow lists for chunks the fast
     path does not take. Needs msgspec; callers without it use read.iter_rows. With

@@ -429,7 +429,7 @@ PART_BYTES = 64 << 20  # a part's rows at most: what a worker holds, and a merge
 def collect_range(
     source: EvalSource,
     byte_range: tuple[int, int] | None,
-    chunk_bytes: int = 1 << 22,
+    chunk_bytes: int = batches.CHUNK_BYTES,
     spec: TallySpec | None = None,
     row_budget: int = DEFAULT_ROW_BUDGET,
 ) -> tuple[Columns, ReadStats]:
