@@ -700,6 +700,7 @@ def test_fast_path_equals_reference_path(tmp_path, shape):
         fast.add_batch(item)
     ref = collect(source, ref_stats, rows=iter_rows(source, ref_stats))
     assert fast.n == ref.n == len(rolls if shape != "legacy2025" else mixed_run(30, 4))
+    assert list(fast.prompt_codes) == list(ref.prompt_codes)  # the same fingerprints, first seen in the same order
     assert _partition(fast.example_group_codes()) == _partition(ref.example_group_codes())
     for name in ("prompt", "errored", "truncated", "chars", "tool_calls", "row_key"):
         assert list(getattr(fast, name)) == list(getattr(ref, name)), name
@@ -1094,7 +1095,7 @@ def test_v1_column_path_equals_row_path(tmp_path):
 
 
 @pytest.mark.parametrize("odd", [False, True])
-def test_the_answers_pass_reads_v1_traces_as_the_row_reader_does(tmp_path, odd):
+def test_the_answers_pass_reads_v1_traces_as_the_row_reader_does(tmp_path, monkeypatch, odd):
     from vlab.evals import answers
 
     folder = write_v1_run(tmp_path / "v1", mixed_run(20, 4) + [Roll(90, error="boom")])
@@ -1103,6 +1104,9 @@ def test_the_answers_pass_reads_v1_traces_as_the_row_reader_does(tmp_path, odd):
     source = locate(folder)
     reference = [(r.example, r.answer, r.gold) for r in iter_rows(source, answer_of=answers.final_answer)]
     assert list(answers._answer_rows(source)) == reference and reference
+    small = batches.line_chunks  # chunks of a few episodes: the odd ones read by the fast path too
+    monkeypatch.setattr(batches, "line_chunks", lambda path, stats, chunk_bytes=0, *a, **k: small(path, stats, 2048))
+    assert list(answers._answer_rows(source)) == reference
 
 
 def test_vf_validate_rows_read_by_msgspec_equal_json_s(tmp_path, monkeypatch):
@@ -1142,15 +1146,17 @@ def test_mapped_chunks_are_the_read_chunks(tmp_path, monkeypatch, ending):
     rng = np.random.default_rng(5)
     lines = [b"\xef\xbb\xbf" + b'{"a": 0}']
     for i in range(400):
-        kind = rng.integers(0, 12)
+        kind = rng.integers(0, 14)
         lines.append(
             b""
             if kind == 0
             else b"x" * int(rng.integers(301, 900))
             if kind == 1
+            else b"w" * int(rng.integers(299, 301))  # 300 bytes with its newline (held) or 301 (not)
+            if kind == 3
             else (b'{"a": %d, "t": "%s"}' % (i, b"y" * int(rng.integers(0, 250)))) + (b"\r" if kind == 2 else b"")
         )
-    lines.append(b"z" * 700)  # a long last line
+    lines += [b"z" * 700, b'{"a": -1}']  # a long line, then a last line (without a newline: ending "none")
     path = tmp_path / "rows.jsonl"
     path.write_bytes(b"\n".join(lines) + (b"\n" if ending == "newline" else b""))
 
