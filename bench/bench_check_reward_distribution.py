@@ -8,20 +8,26 @@ FILE --json`, a fresh process: interpreter start and imports included) against t
 sums the rewards (`bare_loop.BARE_SUM`, a fresh process too), run in turn --repeats times (default 3);
 medians of wall and CPU time (the script's reader processes included) and their ratios to the bare loop
 (below 1: faster). With --baseline REF the script of the commit REF (its skill folder read with
-`git archive`, nothing checked out) runs in the same rounds: before and after in one run.
+`git archive`, nothing checked out) runs in the same rounds: before and after in one run, and every run's
+JSON must be byte-identical to the baseline's, on the generated file and on each real eval file under
+../shared/real-data/verifiers-evals (or --real-data DIR; skipped when absent): the benchmark stops otherwise.
 
 The other approaches each run once in their own subprocess, which reports its own wall time and peak
 memory (ru_maxrss). pandas runs under an address-space cap (BENCH_PANDAS_MEM_GB, default 8) so the
 baseline cannot exhaust a shared machine (--no-pandas skips it). Those baselines compute the least the
-tool does: mean reward and per-example reward std (group signal). Targets: the tool under 10 s and
-500 MB peak on 1,000,000 rows, and faster than both (issue 5); faster than the bare loop (issue 37).
+tool does: mean reward and per-example reward std (group signal), on the classic shapes only. Targets: the
+tool under 10 s and 500 MB peak on 1,000,000 rows, and faster than both (issue 5); at or under the bare
+loop's wall and CPU time on every shape (issues 37, 52).
 
 --shape picks the rows generated: classic (default: verifiers 0.3.1 vf-eval rows, 1.3 KB), legacy2025 (the
-2025 writers' rows: `id`, compact JSON, chat prompts fingerprinted on every row, 0.85 KB) or text (example_id,
-reward, a text prompt and completion, 0.7 KB; read as 2025 rows).
+2025 writers' rows: `id`, compact JSON, chat prompts fingerprinted on every row, 0.85 KB), text (example_id,
+reward, a text prompt and completion, 0.7 KB; read as 2025 rows), v1 (verifiers 0.4 vf-eval traces.jsonl: an
+episode of one trace a rollout, 3.4 KB) or validate (verifiers 0.4 vf-validate results.jsonl: a task's gold
+and noop checks, 0.5 KB; ROWS counts tasks).
 
 usage: python bench/bench_check_reward_distribution.py [ROWS] [--keep DIR] [--repeats N] [--no-pandas]
-                                                       [--baseline REF] [--shape classic|legacy2025|text]
+                                                       [--baseline REF] [--real-data DIR]
+                                                       [--shape classic|legacy2025|text|v1|validate]
 Prints one JSON line.
 """
 
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -36,7 +43,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bare_loop import bare_command, baseline_scripts, compare
+from bare_loop import START_ENV, bare_command, baseline_scripts, compare
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "skills" / "verifiers-lab" / "scripts" / "check_reward_distribution.py"
@@ -82,10 +89,152 @@ ROW_TEXT = (
     "is {b} boxes of {a}, so the count is consistent with the question. Nothing else changes the number of "
     'marbles she has. <answer>{out}</answer>"}}\n'
 )
-ROWS = {"classic": ROW, "legacy2025": ROW_2025, "text": ROW_TEXT}
+
+
+def _v1_episode_template() -> str:
+    """A verifiers 0.4 vf-eval traces.jsonl episode (the real demo-taskset file's fields, nesting and compact
+    separators: the agent's config, the nodes with their empty token arrays, the calls, the timing), one trace a
+    rollout, as a format string (``{ex}``, ``{reward}``... as the other rows)."""
+    data = {
+        "idx": "@ex@",
+        "prompt": "Ada has @b@ boxes with @a@ marbles in each box. She gives away @c@. How many marbles does Ada have "
+        "left?",
+        "system_prompt": "Answer inside <answer></answer> tags.",
+        "skills": [],
+        "network_allow": ["*"],
+        "network_block": [],
+        "artifacts": [],
+        "artifact_max_bytes": 33554432,
+        "timeout": {},
+        "resources": {},
+        "answer": "@ans@",
+    }
+    task = {"type": "MathTask", "data": data, "key": "@key@", "hash": "@key@"}
+    node = {"semantic_parents": [], "sampled": False, "timestamp": "@t@", "token_ids": [], "mask": [],
+            "is_content": [], "logprobs": []}  # fmt: skip
+    nodes = [
+        {**node, "message": {"role": "system", "content": data["system_prompt"]}},
+        {"parent": 0, **node, "message": {"role": "user", "content": data["prompt"]}},
+        {
+            "parent": 1,
+            **node,
+            "sampled": True,
+            "message": {"role": "assistant", "content": "@b@ * @a@ = @ab@; @ab@ - @c@ = @ans@. <answer>@out@</answer>"},
+        },  # fmt: skip
+    ]
+    agent = {
+        "config": {
+            "harness": {
+                "id": "null",
+                "env": {},
+                "forward_env": [],
+                "mcp_header_env": {},
+                "tool_timeout": 600.0,
+                "skills": [],
+            },  # fmt: skip
+            "runtime": {"type": "subprocess"},
+            "model": "local-model",
+            "client": {
+                "base_url": "http://127.0.0.1:18000/v1",
+                "api_key_var": "VLLM_API_KEY",
+                "headers": {},
+                "headers_from_env": {},
+                "timeout": {"connect": 30.0},
+                "type": "eval",
+            },  # fmt: skip
+            "sampling": {"temperature": None, "top_p": None, "reasoning_effort": None, "max_tokens": None},
+            "timeout": {},
+            "retries": {"max_retries": 0, "rules": []},
+            "network_notice": True,
+        },
+        "runtime": {"id": "~/.cache/verifiers/runtimes/subprocess/@trace@", "borrowed": False, "type": "subprocess"},
+        "name": "agent",
+        "trainable": True,
+    }
+    span = {"start": "@t@", "end": "@t@"}
+    trace = {
+        "version": 1,
+        "id": "@trace@",
+        "verifiers": {"version": "0.4.0"},
+        "task": task,
+        "agent": agent,
+        "tools": [],
+        "nodes": nodes,
+        "calls": [
+            {
+                "node": 2,
+                "model": "local-model",
+                "sampling": {},
+                "endpoint": "/chat/completions",
+                "finish_reason": "stop",
+                "usage": {"prompt_tokens": 31, "completion_tokens": 24},
+                "time": span,
+            }
+        ],  # fmt: skip
+        "mm_token_type_id_map": {},
+        "request_rewrites": [],
+        "response_rewrites": [],
+        "rewards": {"correct": {"score": "@correct@", "weight": 1.0}, "formatted": {"score": 1.0, "weight": 0.2}},
+        "metrics": {"reply_chars": "@chars@"},
+        "info": {},
+        "extra_usage": [],
+        "is_completed": True,
+        "ok": True,
+        "stop_condition": "agent_completed",
+        "is_timeout": False,
+        "errors": [],
+        "timing": {
+            "start": "@t@",
+            "boot": span,
+            "setup": span,
+            "agent": {**span, "model": {"duration": 0.0855}, "harness": {"duration": 3.5752}},
+            "finalize": span,
+            "scoring": span,
+        },  # fmt: skip
+        "num_input_tokens": 31,
+        "num_output_tokens": 24,
+        "num_total_tokens": 55,
+    }
+    episode = {
+        "id": "@episode@",
+        "env": {"id": "demo-taskset"},
+        "task": task,
+        "run": {"type": "eval", "id": "disabled-7fd2d5c9feee4c0c", "name": "demo-taskset--local-model--null--5c64dcae"},
+        "ok": True,
+        "is_timeout": False,
+        "errors": [],
+        "traces": [trace],
+        "num_input_tokens": 31,
+        "num_output_tokens": 24,
+        "num_total_tokens": 55,
+    }
+    text = json.dumps(episode, separators=(",", ":")).replace("{", "{{").replace("}", "}}")
+    text = re.sub(r'"@(ex|t|correct|chars)@"', r"{\1}", text)  # numbers
+    return re.sub(r"@(\w+)@", r"{\1}", text) + "\n"
+
+
+# A verifiers 0.4 vf-validate results.jsonl row (the real demo-taskset file's fields): one a task, its gold and
+# noop checks; no rollouts.
+ROW_VALIDATE = (
+    '{{"elapsed":0.01,"error":null,"error_type":null,"gold":{{"elapsed":0.01,"error":null,"error_type":null,'
+    '"index":{i},"mode":"gold","name":null,"reason":"{gold}","valid":{valid}}},"index":{i},"mode":"all","name":null,'
+    '"noop":{{"elapsed":0.0,"error":null,"error_type":null,"index":{i},"mode":"noop","name":null,"reason":"valid",'
+    '"reward":0.0,"rewards":{{"correct":0.0,"formatted":0.0}},"valid":true}},"reason":"{gold}","task_key":"{key}",'
+    '"task_position":{i},"valid":{valid}}}\n'
+)
+ROWS = {
+    "classic": ROW,
+    "legacy2025": ROW_2025,
+    "text": ROW_TEXT,
+    "v1": _v1_episode_template(),
+    "validate": ROW_VALIDATE,
+}
+FILE_NAMES = {"v1": "traces.jsonl"}  # the others: results.jsonl
+CLASSIC_SHAPES = ("classic", "legacy2025", "text")  # read by the column reader; pandas and the group loop read them
 
 
 def generate(path: Path, rows: int, shape: str = "classic") -> None:
+    import hashlib
     import random
 
     rng = random.Random(5)
@@ -93,22 +242,30 @@ def generate(path: Path, rows: int, shape: str = "classic") -> None:
     with path.open("w") as f:
         buf = []
         for i in range(rows):
-            ex = i // ROLLOUTS
+            ex = i // ROLLOUTS if shape != "validate" else i
             a, b, c = 3 + ex % 37, 2 + ex % 7, 1 + ex % 19
             correct = 1.0 if rng.random() < (ex % 5 + 0.5) / 5 else 0.0
             ans = a * b - c
+            out = ans if correct else ans + 1
             buf.append(
                 template.format(
                     ex=ex,
+                    i=i,
                     a=a,
                     b=b,
                     c=c,
                     ab=a * b,
                     ans=ans,
-                    out=ans if correct else ans + 1,
+                    out=out,
                     correct=correct,
                     reward=correct + 0.2,
                     t=1795349550.5 + i * 1e-4,
+                    chars=float(len(f"{b} * {a} = {a * b}; {a * b} - {c} = {ans}. <answer>{out}</answer>")),
+                    key=hashlib.sha256(b"task %d" % ex).hexdigest(),
+                    episode=f"{rng.getrandbits(128):032x}",
+                    trace=f"{rng.getrandbits(128):032x}",
+                    gold=("valid", "invalid", "unchecked")[(ex % 10 > 6) + (ex % 10 > 8)],
+                    valid=("true", "false", "null")[(ex % 10 > 6) + (ex % 10 > 8)],
                 )
             )
             if len(buf) == 10_000:
@@ -214,7 +371,7 @@ def write_prefix(path: Path, prefix: Path, rows: int) -> None:
 
 def ratios(results: dict) -> dict:
     """Speed-up (baseline wall time / tool wall time) and memory ratio against each baseline."""
-    tool, out = results["check_reward_distribution"], {}
+    tool, out = results.get("check_reward_distribution", {}), {}
     if "seconds" not in tool:
         return out
     for base in ("pandas_read_json", "json_loads_loop"):
@@ -231,21 +388,70 @@ def ratios(results: dict) -> dict:
     return out
 
 
+def _counted(result: dict) -> int:
+    """Rollouts read (tasks, for vf-validate output)."""
+    data = result["data"]
+    return data["tasks"] if "tasks" in data else data["counts"]["rollouts"]
+
+
 def reader_comparison(path: Path, rows: int, repeats: int, baseline: Path | None) -> dict:
-    """The script against the bare json.loads loop (and the baseline commit's script), in turn, same run."""
+    """The script against the bare json.loads loop (and the baseline commit's script), in turn, same run. With a
+    baseline, every run's JSON must be byte-identical to the baseline's (the reader is faster, its verdicts the
+    same): a difference stops the benchmark."""
+    outputs: dict[str, set[bytes]] = {}
 
     def script(at: Path) -> list[str]:
         return [sys.executable, str(at), "--results", str(path), "--json"]
 
     def check(name: str, run: dict) -> None:
         result = json.loads(run["stdout"])
-        if result["status"] == "error" or result["data"]["counts"]["rollouts"] != rows:
+        if result["status"] == "error" or _counted(result) != rows:
             raise SystemExit(f"{name}: check_reward_distribution failed: {result['summary']}")
+        outputs.setdefault(name, set()).add(as_ours(run["stdout"], baseline))
 
     sides = {"ours": script(SCRIPT), "bare": bare_command(path)}
     if baseline is not None:
         sides["baseline"] = script(baseline)
-    return compare(sides, repeats, cwd=ROOT, check=check)
+    out = compare(sides, repeats, cwd=ROOT, check=check)
+    if baseline is not None:
+        if outputs["ours"] != outputs["baseline"]:
+            raise SystemExit(f"{path}: the JSON differs from the baseline's")
+        out["json_identical_to_baseline"] = True
+    return out
+
+
+REAL_DATA = ROOT.parent / "shared" / "real-data" / "verifiers-evals"
+
+
+def as_ours(stdout: bytes, baseline: Path | None) -> bytes:
+    """The baseline's JSON with its scripts folder named as ours is (a next step quotes the script's command)."""
+    if baseline is None:
+        return stdout
+    return stdout.replace(str(baseline.parent).encode(), str(SCRIPT.parent.relative_to(ROOT)).encode())
+
+
+def same_json_on_real_files(baseline: Path, folder: Path = REAL_DATA) -> dict:
+    """Ours and the baseline's script on every real eval file (one run folder each, when ../shared is here): the
+    JSON must be byte-identical."""
+    if not folder.is_dir():
+        return {"skipped": f"{folder} is absent"}
+    runs = sorted(p for p in folder.iterdir() if p.is_dir())
+    for run in runs:
+        stdout = [
+            as_ours(
+                subprocess.run(
+                    [sys.executable, str(at), "--results", str(run), "--json"],
+                    capture_output=True,
+                    cwd=ROOT,
+                    env=START_ENV,
+                ).stdout,
+                baseline,
+            )
+            for at in (SCRIPT, baseline)
+        ]
+        if stdout[0] != stdout[1] or not stdout[0]:
+            raise SystemExit(f"{run}: the JSON differs from the baseline's")
+    return {"files": len(runs), "json_identical_to_baseline": True}
 
 
 def main() -> int:
@@ -270,7 +476,7 @@ def main() -> int:
         return 0
     args = sys.argv[1:]
     options = {}
-    for flag in ("--keep", "--repeats", "--baseline", "--shape"):
+    for flag in ("--keep", "--repeats", "--baseline", "--shape", "--real-data"):
         if flag in args:
             options[flag] = args[args.index(flag) + 1]
             del args[args.index(flag) : args.index(flag) + 2]
@@ -286,7 +492,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-crd-") as tmp:
         folder = keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "results.jsonl"
+        path = folder / FILE_NAMES.get(shape, "results.jsonl")
         t = time.perf_counter()
         if not path.exists():
             generate(path, rows, shape)
@@ -297,7 +503,11 @@ def main() -> int:
             baseline = baseline_scripts(options["--baseline"], Path(tmp) / "baseline") / SCRIPT.name
         load = os.getloadavg()[0]
         reader = reader_comparison(path, rows, repeats, baseline)
-        results = {name: run_child(name, path) for name in children}
+        real = None
+        if baseline is not None:
+            real = same_json_on_real_files(baseline, Path(options.get("--real-data", REAL_DATA)))
+        # the other approaches compute a classic file's group figures: not for v1 traces or vf-validate output
+        results = {name: run_child(name, path) for name in children} if shape in CLASSIC_SHAPES else {}
         size_mb = path.stat().st_size / 2**20
         out = {
             "bench": "check_reward_distribution",
@@ -308,23 +518,24 @@ def main() -> int:
             "loadavg_1m": [round(load, 2), round(os.getloadavg()[0], 2)],  # before and after the comparison
             "generate_s": round(gen_s, 1),
             "reader": reader,
-            **({"baseline": options["--baseline"]} if baseline is not None else {}),
+            **({"baseline": options["--baseline"], "real_files": real} if baseline is not None else {}),
             **results,
             **ratios(results),
         }
-        if with_pandas and "error" in results["pandas_read_json"] and rows > PREFIX_ROWS:
+        if with_pandas and "error" in results.get("pandas_read_json", {}) and rows > PREFIX_ROWS:
             # pandas cannot hold the full file under its cap: compare all three on a prefix it can hold
             prefix = Path(tmp) / "prefix" / "results.jsonl"
             write_prefix(path, prefix, PREFIX_ROWS)
             small = {name: run_child(name, prefix) for name in children}
             out[f"at_{PREFIX_ROWS}_rows"] = {**small, **ratios(small)}
-    tool = results["check_reward_distribution"]
-    out["targets"] = {"seconds": 10, "peak_mb": 500, "wall_ratio_to_bare": 1.0}
+    tool = results.get("check_reward_distribution")
+    out["targets"] = {"seconds": 10, "peak_mb": 500, "wall_ratio_to_bare": 1.0, "cpu_ratio_to_bare": 1.0}
     out["ok"] = bool(
-        "seconds" in tool
-        and (rows < 1_000_000 or (tool["seconds"] < 10 and tool["peak_mb"] < 500))
+        (tool is None or "seconds" in tool)
+        and (tool is None or rows < 1_000_000 or (tool["seconds"] < 10 and tool["peak_mb"] < 500))
         and all(out.get(f"speedup_vs_{b}", 0) > 1 for b in ("pandas_read_json", "json_loads_loop") if b in results)
-        and reader["wall_ratio_to_bare"]["ours"] < 1
+        and reader["wall_ratio_to_bare"]["ours"] <= 1
+        and reader["cpu_ratio_to_bare"]["ours"] <= 1
     )
     print(json.dumps(out))
     return 0 if out["ok"] else 1

@@ -6,6 +6,7 @@ import importlib
 import json
 import math
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -699,6 +700,7 @@ def test_fast_path_equals_reference_path(tmp_path, shape):
         fast.add_batch(item)
     ref = collect(source, ref_stats, rows=iter_rows(source, ref_stats))
     assert fast.n == ref.n == len(rolls if shape != "legacy2025" else mixed_run(30, 4))
+    assert list(fast.prompt_codes) == list(ref.prompt_codes)  # the same fingerprints, first seen in the same order
     assert _partition(fast.example_group_codes()) == _partition(ref.example_group_codes())
     for name in ("prompt", "errored", "truncated", "chars", "tool_calls", "row_key"):
         assert list(getattr(fast, name)) == list(getattr(ref, name)), name
@@ -711,9 +713,11 @@ def _same_columns(fast: Columns, ref: Columns) -> None:
     assert fast.n == ref.n
     assert _partition(fast.example_group_codes()) == _partition(ref.example_group_codes())
     assert list(fast.prompt_codes) == list(ref.prompt_codes)  # the same fingerprints, first seen in the same order
-    for name in ("prompt", "errored", "truncated", "chars", "tool_calls", "row_key", "reward"):
-        assert list(getattr(fast, name)) == list(getattr(ref, name)), name
-    assert {k: list(v) for k, v in fast.fn_cols.items()} == {k: list(v) for k, v in ref.fn_cols.items()}
+    for name in ("prompt", "errored", "truncated", "chars", "tool_calls", "row_key", "reward"):  # bit for bit (NaN)
+        assert getattr(fast, name).tobytes() == getattr(ref, name).tobytes(), name
+    assert {k: v.decode().tobytes() for k, v in fast.fn_cols.items()} == {
+        k: v.decode().tobytes() for k, v in ref.fn_cols.items()
+    }
 
 
 def _fast_and_reference(source) -> tuple[Columns, Columns]:
@@ -751,11 +755,11 @@ def test_fast_path_reads_text_prompts_and_completions_and_ids_alone(tmp_path):
     fast, ref = _fast_and_reference(locate(path))
     _same_columns(fast, ref)
     assert len(fast.prompt_codes) == 15 and list(fast.chars)[:2] == [len("answer 0"), len("answer 1")]
-    # a prompt of another form sends its chunk to the row reader: the same figures
+    # a prompt of another form is read as its JSON text (decoded once, as the row reader decodes it): the same figures
     lines[7]["prompt"] = {"text": "question 1"}
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     items = list(batches.iter_classic_batches(locate(path), ReadStats()))
-    assert any(isinstance(i, list) for i in items)
+    assert not any(isinstance(i, list) for i in items)
     _same_columns(collect(locate(path), workers=1), collect(locate(path), rows=iter_rows(locate(path))))
 
 
@@ -929,3 +933,255 @@ def test_too_few_samples_names_the_eval_command_of_the_files_generation(tmp_path
         assert "vf-eval TASKSET --no-push --env.agent.runtime.type subprocess" in hint and " -s" not in hint, hint
     else:
         assert "vf-eval ENV -n 50 -r 4 -s" in hint, hint
+
+
+# -- the column readers give the reference readers' JSON, byte for byte (issue 52) ------------------------------
+
+
+def _odd_v1_lines(folder) -> None:
+    """Episodes the v1 column path leaves to the row reader, among plain ones: two traces, none, a frozen agent's,
+    a reward that is a number, a trace without ids, odd metrics and messages, a turn limit with tools, a blank and
+    a broken line."""
+    path = folder / "traces.jsonl"
+    eps = [json.loads(line) for line in path.read_text().splitlines()]
+    two = json.loads(json.dumps(eps[1]))
+    two["traces"].append(json.loads(json.dumps(two["traces"][0])))
+    none = {**eps[2], "traces": []}
+    frozen = json.loads(json.dumps(eps[3]))
+    frozen["traces"].append({**frozen["traces"][0], "agent": {"name": "judge", "trainable": False}})
+    number = json.loads(json.dumps(eps[4]))
+    number["traces"][0]["rewards"]["correct"] = 1.0
+    no_ids = json.loads(json.dumps(eps[5]))
+    no_ids["id"] = no_ids["traces"][0]["id"] = None
+    odd = json.loads(json.dumps(eps[6]))
+    tr = odd["traces"][0]
+    tr["metrics"] = {"reply_chars": 3, "judge": "yes", "flag": True}
+    tr["rewards"]["correct"]["score"] = 1  # an integer score
+    tr["nodes"][-1]["message"] = {"role": "assistant", "content": [{"type": "text", "text": " hi "}], "tool_calls": [1]}
+    tr["stop_condition"] = "max_turns"
+    text = json.loads(json.dumps(eps[7]))
+    text["traces"][0]["nodes"][-1]["message"] = "a message that is a string"
+    lines = [json.dumps(e) for e in eps[:40]]
+    lines += [json.dumps(e) for e in (two, none, frozen, number, no_ids, odd, text)]
+    lines += ["", "{broken"] + [json.dumps(e) for e in eps[40:]]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _odd_classic_lines(path) -> None:
+    """Rows the classic column path leaves to the row reader, among plain ones."""
+    rows = path.read_text().splitlines()
+    first = json.loads(rows[0])
+    nan = (
+        json.dumps({**first, "reward": 0.5})
+        .replace('"reward": 0.5', '"reward": NaN')
+        .replace('"reward":0.5', '"reward":NaN')
+    )
+    odd = [nan, "", "{broken", json.dumps({**first, "reward": "1"}), json.dumps({**first, "prompt": {"text": "q"}})]
+    odd += [json.dumps({**first, "prompt": None}), json.dumps({**first, "example_id": "7", "id": 3})]
+    path.write_text("\n".join(rows[:30] + odd + rows[30:]) + "\n")
+
+
+def _generated_runs(tmp_path) -> dict:
+    """Small files of every eval shape, each also with odd rows among the plain ones."""
+    runs = {
+        "classic031": write_classic_run(tmp_path / "classic", mixed_run(30, 4) + [Roll(90, error="boom")]),
+        "untimed": write_classic_run(tmp_path / "untimed", mixed_run(30, 4), timing=False),
+        "legacy2025": write_legacy_run(tmp_path / "legacy", mixed_run(30, 4)),
+        "v1": write_v1_run(tmp_path / "v1", mixed_run(30, 4) + [Roll(90, error="boom"), Roll(91, truncated=True)]),
+        "validate": write_v1_validate(tmp_path / "validate", tasks=80),
+        "plain": write_plain(tmp_path / "plain" / "rewards.jsonl", mixed_run(30, 4)),
+    }
+    text = tmp_path / "text" / "results.jsonl"
+    text.parent.mkdir()
+    text.write_text(
+        "".join(
+            json.dumps({"id": i // 4, "prompt": f"question {i // 4}", "completion": f" answer {i % 3} ", "reward": 1.0})
+            + "\n"
+            for i in range(120)
+        )
+    )
+    runs["text"] = text
+    for name in ("classic031", "legacy2025", "v1", "text"):
+        odd = tmp_path / f"{name}-odd"
+        src = runs[name]
+        shutil.copytree(src, odd) if src.is_dir() else (odd.mkdir(), shutil.copy(src, odd / src.name))
+        if name == "v1":
+            _odd_v1_lines(odd)
+        else:
+            _odd_classic_lines(odd / "results.jsonl")
+        runs[f"{name}-odd"] = odd
+    validate_odd = tmp_path / "validate-odd"
+    shutil.copytree(runs["validate"], validate_odd)
+    rows = (validate_odd / "results.jsonl").read_text().splitlines()
+    flat = {"mode": "noop", "task_key": "f", "index": 99, "reason": "invalid", "rewards": {"correct": 1, "x": "y"}}
+    other = json.loads(rows[0])
+    other["noop"] = "not an object"
+    odd_rows = [json.dumps(flat), json.dumps({"example_id": 1, "reward": 1.0}), json.dumps(other), "", "{broken"]
+    (validate_odd / "results.jsonl").write_text("\n".join(rows[:60] + odd_rows + rows[60:]) + "\n")  # past detection
+    runs["validate-odd"] = validate_odd
+    return runs
+
+
+def _json_by_both_readers(capsys, monkeypatch, path) -> tuple[str, str]:
+    """The script's JSON with the column readers (a chunk of about 2 KB at a time, so that clean chunks and odd ones
+    mix), and with the reference row readers alone."""
+    from vlab.evals import answers, validate
+
+    small = batches.line_chunks
+    with monkeypatch.context() as m:
+        m.setattr(batches, "line_chunks", lambda path, stats, chunk_bytes=0, *a, **k: small(path, stats, 2048, *a, **k))
+        script.main(["--results", str(path), "--json"])
+        fast = capsys.readouterr().out
+    with monkeypatch.context() as m:
+        for module in (batches, answers, validate):  # each reader then takes its reference (row by row) path
+            m.setattr(module, "msgspec", None)
+        script.main(["--results", str(path), "--json"])
+        reference = capsys.readouterr().out
+    return fast, reference
+
+
+def test_the_column_readers_write_the_reference_readers_json_on_every_generated_shape(tmp_path, capsys, monkeypatch):
+    for name, path in _generated_runs(tmp_path).items():
+        fast, reference = _json_by_both_readers(capsys, monkeypatch, path)
+        assert json.loads(fast)["status"] != "error", (name, fast)
+        assert fast == reference, name
+
+
+def test_the_column_readers_write_the_reference_readers_json_on_every_real_file(real_data, capsys, monkeypatch):
+    runs = sorted(p for p in (real_data / "verifiers-evals").iterdir() if p.is_dir())
+    assert len(runs) >= 5
+    for run in runs:
+        fast, reference = _json_by_both_readers(capsys, monkeypatch, run)
+        assert fast == reference, run.name
+
+
+def test_v1_column_path_equals_row_path(tmp_path):
+    folder = write_v1_run(tmp_path / "v1", mixed_run(20, 4) + [Roll(90, error="boom"), Roll(91, truncated=True)])
+    source = locate(folder)
+    fast, fast_stats = Columns(), ReadStats()
+    for item in batches.iter_v1_batches(source, fast_stats, chunk_bytes=4096):
+        assert not isinstance(item, list), "a clean file must take the column path"
+        fast.add_batch(item)
+    ref_stats = ReadStats()
+    ref = collect(source, ref_stats, rows=iter_rows(source, ref_stats))
+    _same_columns(fast, ref)
+    assert list(fast.example_codes) == list(ref.example_codes)  # ids interned alike, in the same order
+    assert {k: v.decode().tobytes() for k, v in fast.metric_cols.items()} == {
+        k: v.decode().tobytes() for k, v in ref.metric_cols.items()
+    }
+    assert fast.weights == ref.weights and fast.weights_changed == ref.weights_changed
+    assert (fast.reward_issues, fast.issue_lines, fast.error_kinds) == (
+        ref.reward_issues,
+        ref.issue_lines,
+        ref.error_kinds,
+    )
+    assert fast_stats.episodes == ref_stats.episodes == 82 and fast_stats.lines == ref_stats.lines
+    # odd episodes send their chunks to the row reader: the same columns, counts and line numbers
+    _odd_v1_lines(folder)
+    odd_stats, ref_stats = ReadStats(), ReadStats()
+    items = list(batches.iter_v1_batches(source, odd_stats, chunk_bytes=4096))
+    assert any(isinstance(i, list) for i in items) and any(not isinstance(i, list) for i in items)
+    odd = Columns()
+    for item in items:
+        odd.add_batch(item) if not isinstance(item, list) else [odd.add(r) for r in item]
+    ref = collect(source, ref_stats, rows=iter_rows(source, ref_stats))
+    _same_columns(odd, ref)
+    assert odd.weights_changed == ref.weights_changed and odd.issue_lines == ref.issue_lines
+    assert (odd_stats.episodes, odd_stats.malformed_lines, odd_stats.blank) == (
+        ref_stats.episodes,
+        ref_stats.malformed_lines,
+        ref_stats.blank,
+    )
+
+
+@pytest.mark.parametrize("odd", [False, True])
+def test_the_answers_pass_reads_v1_traces_as_the_row_reader_does(tmp_path, monkeypatch, odd):
+    from vlab.evals import answers
+
+    folder = write_v1_run(tmp_path / "v1", mixed_run(20, 4) + [Roll(90, error="boom")])
+    if odd:
+        _odd_v1_lines(folder)
+    source = locate(folder)
+    reference = [(r.example, r.answer, r.gold) for r in iter_rows(source, answer_of=answers.final_answer)]
+    assert list(answers._answer_rows(source)) == reference and reference
+    small = batches.line_chunks  # chunks of a few episodes: the odd ones read by the fast path too
+    monkeypatch.setattr(batches, "line_chunks", lambda path, stats, chunk_bytes=0, *a, **k: small(path, stats, 2048))
+    assert list(answers._answer_rows(source)) == reference
+
+
+def test_vf_validate_rows_read_by_msgspec_equal_json_s(tmp_path, monkeypatch):
+    from vlab.evals import validate
+
+    for folder in (
+        write_v1_validate(tmp_path / "a", tasks=12, noop_reward=1.0),
+        _generated_runs(tmp_path)["validate-odd"],
+    ):
+        source = locate(folder)
+        fast_stats, ref_stats = ReadStats(), ReadStats()
+        fast = [_validate_tuple(r) for r in validate.read_validate_rows(source, fast_stats)]
+        with monkeypatch.context() as m:
+            m.setattr(validate, "msgspec", None)
+            ref = [_validate_tuple(r) for r in validate.read_validate_rows(source, ref_stats)]
+        assert fast == ref and len(ref) >= 12
+        assert (fast_stats.other_shape_rows, fast_stats.malformed_lines, fast_stats.blank) == (
+            ref_stats.other_shape_rows,
+            ref_stats.malformed_lines,
+            ref_stats.blank,
+        )
+
+
+def _validate_tuple(row) -> tuple:
+    def outcome(o):
+        return None if o is None else (o.reason, o.rewards)
+
+    return row.index, outcome(row.gold), outcome(row.noop)
+
+
+@pytest.mark.parametrize("ending", ["newline", "none"])
+def test_mapped_chunks_are_the_read_chunks(tmp_path, monkeypatch, ending):
+    """The mapped reader (``batches._mapped_chunks``) gives the chunks, line numbers, keys and counts of the reading
+    one: a BOM, blank lines, CRLF, lines longer than a row is held (in the middle, at a chunk's start, at the end),
+    no final newline, byte ranges."""
+    monkeypatch.setattr(batches, "MAX_LINE_BYTES", 300)
+    rng = np.random.default_rng(5)
+    lines = [b"\xef\xbb\xbf" + b'{"a": 0}']
+    for i in range(400):
+        kind = rng.integers(0, 14)
+        lines.append(
+            b""
+            if kind == 0
+            else b"x" * int(rng.integers(301, 900))
+            if kind == 1
+            else b"w" * int(rng.integers(299, 301))  # 300 bytes with its newline (held) or 301 (not)
+            if kind == 3
+            else (b'{"a": %d, "t": "%s"}' % (i, b"y" * int(rng.integers(0, 250)))) + (b"\r" if kind == 2 else b"")
+        )
+    lines += [b"z" * 700, b'{"a": -1}']  # a long line, then a last line (without a newline: ending "none")
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b"\n".join(lines) + (b"\n" if ending == "newline" else b""))
+
+    def chunks(mapped: bool, **kw):
+        stats = ReadStats()
+        with monkeypatch.context() as m:
+            if not mapped:
+                m.setattr(batches, "_mapped", lambda p: None)
+            out = [
+                (c.first, c.count, c.keys, c.split(), bytes(c.head), c.tail)
+                for c in batches.line_chunks(path, stats, **kw)
+            ]
+        return out, (stats.lines, stats.too_long, stats.malformed_lines, stats.no_final_newline)
+
+    for chunk_bytes in (64, 257, 1000, 1 << 20):
+        for keys in (False, True):
+            mapped, read = (
+                chunks(True, chunk_bytes=chunk_bytes, keys=keys),
+                chunks(False, chunk_bytes=chunk_bytes, keys=keys),
+            )
+            assert [c[:4] for c in mapped[0]] == [c[:4] for c in read[0]] and mapped[1] == read[1]
+            assert b"".join(c[4] + c[5] for c in mapped[0]) == b"".join(c[4] + c[5] for c in read[0])
+        for parts in (2, 5):
+            for byte_range in batches.split_ranges(path, parts):
+                mapped = chunks(True, chunk_bytes=chunk_bytes, byte_range=byte_range, keys=True)
+                read = chunks(False, chunk_bytes=chunk_bytes, byte_range=byte_range, keys=True)
+                assert [c[:4] for c in mapped[0]] == [c[:4] for c in read[0]] and mapped[1] == read[1]
+    assert chunks(False, chunk_bytes=257)[1][1] > 0  # lines over the limit were met

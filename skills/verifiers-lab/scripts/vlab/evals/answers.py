@@ -18,8 +18,9 @@ normalised (``\\text{}``, case, spaces and punctuation around it dropped). What 
 nothing is no answer (None): a reply ending in a closing fence is never "the answer ''". When
 most answers are programs (``Answers.code``), ``same_answers`` speaks of programs written alike in
 a group and quotes no "most common answer" (one program across different tasks means nothing). Classic
-and plain result files and v1 ``traces.jsonl`` are read by ``read.iter_rows`` (the first ``MAX_ROWS``
-rollouts, the last ``TAIL_CHARS`` characters of each completion); a v1
+and plain result files and v1 ``traces.jsonl`` are read as ``read.iter_rows`` reads them (the first ``MAX_ROWS``
+rollouts, the last ``TAIL_CHARS`` characters of each completion), a chunk of lines at a time decoded into the few
+fields the pass needs (a chunk msgspec refuses by the row readers' own rules); a v1
 trace's completion is its sampled messages, its group the task key and its gold ``task.data.answer``
 (as ``read.py`` groups them; a frozen agent's trace is skipped). vf-validate output has no answers.
 The thresholds are ``Thresholds.same_answer_groups`` and ``Thresholds.majority_margin``.
@@ -35,8 +36,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from vlab.core.result import Result
-from vlab.evals.fields import example_of, is_missing
-from vlab.evals.read import ReadStats, classic_structs, iter_rows, numbered_lines
+from vlab.evals import batches
+from vlab.evals.fields import MISSING_MS, example_of, is_missing, msgspec
+from vlab.evals.read import ReadStats, classic_structs, numbered_lines, v1_example, v1_rows
 from vlab.evals.source import CLASSIC_FAMILY, V1_TRACES, EvalSource
 
 MAX_ROWS = 20_000  # a bounded pass: about 0.7 s on the 1.24 KB rows of bench/bench_check_reward_distribution.py
@@ -46,6 +48,7 @@ _TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 _ANSWER_TAG = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.S)  # a fenced block; the last may be left open
 _STATED = re.compile(r"\banswer\b", re.I)  # "Answer: 42" after the last block: a stated answer, not code
+_DEPTH = {"{": 1, "}": -1}  # a brace's change of the nesting depth
 
 
 class Program(str):
@@ -111,10 +114,10 @@ def final_answer(completion: Any) -> str | None:
     if start >= 0:
         depth, begin = 1, start + 7
         for end in range(begin, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            depth += _DEPTH.get(text[end], 0)
             if depth == 0:
                 return normalise(text[begin:end]) or None
-    tags = _ANSWER_TAG.findall(text)
+    tags = _ANSWER_TAG.findall(text) if "<" in text else None  # no tag without its "<"
     if tags:
         return normalise(tags[-1]) or None
     lines = [ln for ln in text.splitlines() if ln.strip()]
@@ -134,17 +137,96 @@ def _text(content: Any) -> Any:
     return content
 
 
+if msgspec is not None:
+    # what the answers pass reads of a row, a chunk of lines at a time; gc=False: decoded JSON makes no cycles
+    class _ClassicAnswer(msgspec.Struct, gc=False):
+        example_id: Any = MISSING_MS
+        id: Any = MISSING_MS
+        completion: Any = MISSING_MS
+
+    class _ClassicAnswerGold(_ClassicAnswer, gc=False):
+        answer: Any = MISSING_MS
+
+    # a v1 episode: every type the row reader's decoder (read._V1Episode) checks is checked here too, so what this
+    # reads the row reader would have read the same way (json reads the rest, and may call it another shape)
+    class _V1AnswerNode(msgspec.Struct, gc=False):
+        message: msgspec.Raw = msgspec.Raw(b"null")  # decoded for the sampled nodes only
+        sampled: bool = False
+
+    class _V1AnswerTrace(msgspec.Struct, gc=False):
+        nodes: list[_V1AnswerNode] = []
+        calls: list[batches.V1Call] = []
+        agent: batches.V1Agent | None = None
+
+    class _V1AnswerEpisode(msgspec.Struct, gc=False):
+        task: batches.V1Task | None = None
+        traces: list[_V1AnswerTrace] = []
+
+    class _V1Gold(msgspec.Struct, gc=False):
+        answer: Any = None
+
+    _gold_of_data = msgspec.json.Decoder(_V1Gold).decode
+    _decode = msgspec.json.Decoder().decode
+
+
+def _v1_gold(task: Any) -> Any:
+    """``task.data.answer`` of a decoded episode's task (None where the data is not an object)."""
+    if task is None:
+        return None
+    try:
+        return _gold_of_data(task.data).answer
+    except msgspec.ValidationError:
+        return None
+
+
 def _answer_rows(source: EvalSource) -> Iterator[tuple[Any, str | None, Any]]:
-    """(example, final answer, gold) of each rollout, as ``read.iter_rows`` with ``answer_of`` reads them. Classic
-    rows are decoded by the same rule (``read.classic_structs``) without the figures the column reader already
-    counted (scores, sizes, turn limits): the pass costs its rows' decoding and answers alone."""
+    """(example, final answer, gold) of each rollout, as ``read.iter_rows`` with ``answer_of`` reads them, a chunk of
+    lines decoded at a time into structs of the few fields the pass needs (a chunk msgspec refuses is read by the
+    row readers' own rules: ``read.classic_structs``, ``read.v1_rows``)."""
+    stats = ReadStats()
+    with_answer = "answer" not in source.score_names  # a score named "answer" is read as one, not as the gold
+    if msgspec is None:
+        lines = numbered_lines(source.path, stats)
+        yield from _reference_rows(source, lines, stats, with_answer)
+        return
+    v1 = source.shape == V1_TRACES
+    decoder = msgspec.json.Decoder(_V1AnswerEpisode if v1 else _ClassicAnswerGold if with_answer else _ClassicAnswer)
+    for chunk in batches.line_chunks(source.path, stats):
+        try:
+            rows = chunk.decode(decoder)
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
+            rows = None
+        if rows is None or len(rows) != chunk.count:  # a row msgspec refuses, or a blank line
+            yield from _reference_rows(source, chunk.numbered(stats, newlines=True), stats, with_answer)
+        elif v1:
+            for episode in rows:
+                example = v1_example(episode.task)
+                if not episode.traces:  # an episode without traces: an errored rollout without an answer
+                    yield example, None, None
+                for trace in episode.traces:
+                    if trace.agent is not None and trace.agent.trainable is False:  # a frozen agent's (judges)
+                        continue
+                    sampled = [_decode(node.message) or {} for node in trace.nodes if node.sampled]
+                    yield example, final_answer([m for m in sampled if isinstance(m, dict)]), _v1_gold(episode.task)
+        else:
+            for row in rows:
+                completion, gold, example = row.completion, row.answer if with_answer else None, row.example_id
+                if example is MISSING_MS:  # 2025 rows: ``id`` alone
+                    example = row.id
+                yield (
+                    example if type(example) is int else example_of(row),  # an integer id is its own group key
+                    final_answer(None if completion is MISSING_MS else completion),
+                    None if gold is MISSING_MS else gold,
+                )
+
+
+def _reference_rows(source: EvalSource, lines, stats: ReadStats, with_answer: bool):
+    """``_answer_rows`` by the row readers' rules, over (line number, line) pairs."""
     if source.shape == V1_TRACES:
-        for row in iter_rows(source, ReadStats(), answer_of=final_answer):
+        for row in v1_rows(lines, stats, answer_of=final_answer):
             yield row.example, row.answer, row.gold
         return
-    with_answer = "answer" not in source.score_names  # a score named "answer" is read as one, not as the gold
-    stats = ReadStats()
-    for _, _, row in classic_structs(source, numbered_lines(source.path, stats), stats, with_answer):
+    for _, _, row in classic_structs(source, lines, stats, with_answer):
         completion, gold = row.completion, row.answer if with_answer else None
         yield (
             example_of(row),

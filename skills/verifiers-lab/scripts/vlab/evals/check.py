@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from vlab.core.console import log
 from vlab.core.result import Result
 from vlab.evals.analysis import Analysis, analyse
 from vlab.evals.answers import judge_answers, read_answers
+from vlab.evals.batches import no_cycle_collection
 from vlab.evals.columns import collect_beside
 from vlab.evals.read import ReadStats
 from vlab.evals.recommend import recommend
 from vlab.evals.sampling import DEFAULT_ROW_BUDGET
 from vlab.evals.source import V1_VALIDATE, EvalSource, locate
 from vlab.evals.tally import TallySpec
-from vlab.evals.validate import ValidateAnalysis, analyse_validate, judge_validate, read_validate_rows
 from vlab.evals.verdicts import Thresholds, judge, judge_input
+
+if TYPE_CHECKING:
+    from vlab.evals.validate import ValidateAnalysis
 
 
 @dataclass(frozen=True)
@@ -54,14 +58,18 @@ def check_reward_distribution(request: CheckRequest, result: Result) -> Analysis
 def _check(source: EvalSource, th: Thresholds, result: Result, row_budget: int) -> Analysis | ValidateAnalysis:
     stats = ReadStats()
     if source.shape == V1_VALIDATE:
-        validation = analyse_validate(source, read_validate_rows(source, stats))
+        from vlab.evals.validate import analyse_validate, judge_validate, read_validate_rows  # that shape's alone
+
+        with no_cycle_collection():
+            validation = analyse_validate(source, read_validate_rows(source, stats))
         judge_validate(validation, result)
         result.data = validation.to_data()
         result.summary = "vf-validate output: no model rollouts to judge"
         return validation
     spec = TallySpec(pass_threshold=th.pass_threshold, near_empty_chars=th.near_empty_chars)
     # the answers pass reads the file's first rows again: in a reading process while the others read a large file
-    cols, answers = collect_beside(source, functools.partial(read_answers, source), stats, spec, row_budget)
+    with no_cycle_collection():
+        cols, answers = collect_beside(source, functools.partial(read_answers, source), stats, spec, row_budget)
     analysis = analyse(source, cols, stats)
     judge_input(analysis, th, result)
     blocking = judge(analysis, th, result)

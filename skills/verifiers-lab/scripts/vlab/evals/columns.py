@@ -4,7 +4,7 @@
 function or metric while it has at most 256 distinct values: ``coded.CodedColumn``): classic shapes through
 the msgspec column reader (``batches``), in parallel processes for large files (one per core: byte ranges of
 at most ``PART_BYTES``, merged in file order; ``collect_beside`` runs a second pass, the answers, in one of
-them); v1 traces (or any ``EvalRow`` stream) row by row. Past its row budget
+them); v1 traces through its v1 column reader; any ``EvalRow`` stream row by row. Past its row budget
 the columns hold a sample of whole examples (``sampling``), every row read being tallied first (``tally``):
 memory stays flat however many rows the file has.
 """
@@ -27,7 +27,7 @@ from vlab.evals.coded import CodedColumn, as_numpy
 from vlab.evals.fields import judge_error_kind
 from vlab.evals.read import EvalRow, ReadStats, iter_rows
 from vlab.evals.sampling import DEFAULT_ROW_BUDGET, Sample, int_hashes, kept, key_hashes, settle_shift
-from vlab.evals.source import CLASSIC_FAMILY, EvalSource
+from vlab.evals.source import CLASSIC_FAMILY, V1_TRACES, EvalSource
 from vlab.evals.tally import RowTally, TallySpec
 
 
@@ -158,7 +158,7 @@ class Columns:
             self.missing_example += sum(1 for e in b.example if e is None)
         else:
             example = b.example
-        if self.raw_int_examples and batches.only_types(example, int):
+        if self.raw_int_examples and not b.coded_examples and (b.int_examples or batches.only_types(example, int)):
             self._extend_raw(example)  # integer ids are kept as they are and coded once at the end
         else:
             self._stop_raw_int_examples()
@@ -181,31 +181,35 @@ class Columns:
                         lines.append(b.first_line + i)
         else:
             self.reward.extend(b.reward)
-        self.errored.extend([e is not None for e in b.error])
-        for e in b.error:
-            if e is not None:
-                kind = e.split(":")[0]
-                if len(self.error_kinds) < 50 or kind in self.error_kinds:
-                    self.error_kinds[kind] += 1
-                if judged := judge_error_kind(e):
-                    self.judge_errors[judged] += 1
-        self.truncated.extend(b.truncated)
-        self.chars.extend([-1 if c is None else c for c in b.chars])
-        self.tool_calls.extend([t if t < 127 else 127 for t in b.tool_calls])
+        if b.error.count(None) == m:  # no errors (the common chunk): a run of zeros
+            self.errored.frombytes(bytes(m))
+        else:
+            self.errored.extend([e is not None for e in b.error])
+            for e in b.error:
+                if e is not None:
+                    kind = e.split(":")[0]
+                    if len(self.error_kinds) < 50 or kind in self.error_kinds:
+                        self.error_kinds[kind] += 1
+                    if judged := judge_error_kind(e):
+                        self.judge_errors[judged] += 1
+        if isinstance(b.truncated, bytes):
+            self.truncated.frombytes(b.truncated)
+        else:
+            self.truncated.extend(b.truncated)
+        self.chars.extend([-1 if c is None else c for c in b.chars] if None in b.chars else b.chars)
+        calls = b.tool_calls
+        self.tool_calls.extend([t if t < 127 else 127 for t in calls] if calls and max(calls) > 127 else calls)
         self.row_key.extend(b.row_key)
-        cols = self.fn_cols
-        for name, col in cols.items():
-            values = b.scores.get(name)
-            if values is not None:
-                col.extend(values)
-            else:
+        _extend_named(self.fn_cols, b.scores, n0, m)
+        if b.metrics:
+            _extend_named(self.metric_cols, b.metrics, n0, m)
+        else:
+            for col in self.metric_cols.values():
                 col.fill_nan(m)
-        for name, values in b.scores.items():
-            if name not in cols:
-                col = cols[name] = CodedColumn.nans(n0)
-                col.extend(values)
-        for col in self.metric_cols.values():
-            col.fill_nan(m)
+        for name, ws in (b.weights or {}).items():  # as add(): each row's weight against the first one seen
+            old = self.weights.setdefault(name, ws[0])
+            if any(w != old for w in ws):
+                self.weights_changed.add(name)
         self.n = n0 + m
         self.seen += m
         if self.n > self.row_budget:
@@ -382,10 +386,24 @@ def _recode(col: array, codes: dict[Any, int]) -> tuple[array, dict[Any, int], n
 
 def _codes(codes: dict[Any, int], keys: list) -> list[int]:
     """Each key's code, new keys coded in first-seen order (``setdefault`` row by row, but one look a distinct key)."""
-    for key in dict.fromkeys(keys):
-        if key not in codes:
-            codes[key] = len(codes)
+    new = [key for key in dict.fromkeys(keys) if key not in codes]
+    if new:
+        codes.update(zip(new, range(len(codes), len(codes) + len(new))))
     return list(map(codes.__getitem__, keys))
+
+
+def _extend_named(cols: dict[str, CodedColumn], columns: dict[str, list], n0: int, m: int) -> None:
+    """Append a batch's ``m`` rows of named columns (NaN for a column the batch lacks; a new one NaN before)."""
+    for name, col in cols.items():
+        values = columns.get(name)
+        if values is not None:
+            col.extend(values)
+        else:
+            col.fill_nan(m)
+    for name, values in columns.items():
+        if name not in cols:
+            col = cols[name] = CodedColumn.nans(n0)
+            col.extend(values)
 
 
 def _append_named(cols: dict[str, CodedColumn], values: dict[str, float], n: int) -> None:
@@ -400,8 +418,10 @@ def _append_named(cols: dict[str, CodedColumn], values: dict[str, float], n: int
 
 TALLY_ROWS = 1 << 18  # rows tallied at once: a float64 copy of each score column for this many rows
 
-# Files this large are read by several processes at once (one byte range each).
-PARALLEL_MIN_BYTES = 64 << 20
+# Files this large are read by several processes at once (one byte range each). Processes cost ~15% more CPU (their
+# start, each part's pickling and merge; two readers share the caches): worth it where the read takes seconds, not
+# for a file read in well under one (issue 52: 140-250 MB files were read at 1.1-1.2x a bare json.loads loop's CPU).
+PARALLEL_MIN_BYTES = 256 << 20
 PARTS_PER_WORKER = 4
 PART_BYTES = 64 << 20  # a part's rows at most: what a worker holds, and a merge copies, does not grow with the file
 
@@ -409,7 +429,7 @@ PART_BYTES = 64 << 20  # a part's rows at most: what a worker holds, and a merge
 def collect_range(
     source: EvalSource,
     byte_range: tuple[int, int] | None,
-    chunk_bytes: int = 1 << 22,
+    chunk_bytes: int = batches.CHUNK_BYTES,
     spec: TallySpec | None = None,
     row_budget: int = DEFAULT_ROW_BUDGET,
 ) -> tuple[Columns, ReadStats]:
@@ -466,7 +486,7 @@ def cores() -> int:
 
 def reading_workers(source: EvalSource) -> int:
     """Processes ``collect`` reads ``source`` with: one per core up to 4 for a classic file of
-    ``PARALLEL_MIN_BYTES`` or more (a small file is read faster than processes start), else 1."""
+    ``PARALLEL_MIN_BYTES`` or more (a smaller file costs less read in this process), else 1."""
     if batches.msgspec is None or source.shape not in CLASSIC_FAMILY:
         return 1
     return min(4, cores()) if source.path.stat().st_size >= PARALLEL_MIN_BYTES else 1
@@ -502,6 +522,15 @@ def collect(
     Classic shapes take the fast column path (in parallel for large files: ``workers`` processes, default
     ``reading_workers``). ``spec``: the thresholds the tally of every row counts by."""
     stats = stats if stats is not None else ReadStats()
+    if rows is None and batches.msgspec is not None and source.shape == V1_TRACES:
+        cols = Columns(spec, row_budget)
+        for item in batches.iter_v1_batches(source, stats):
+            if isinstance(item, list):
+                for r in item:
+                    cols.add(r)
+            else:
+                cols.add_batch(item)
+        return cols
     if rows is None and batches.msgspec is not None and source.shape in CLASSIC_FAMILY:
         if workers is None:
             workers = reading_workers(source)

@@ -9,8 +9,8 @@ longer than ``MAX_LINE_BYTES`` is read through unheld and counted as a malformed
 Rows are decoded with msgspec into structs that name only the fields needed, so prompts
 and token arrays are skipped at C speed; without msgspec (or for a row msgspec rejects,
 e.g. a ``NaN`` literal Python's json writes) the standard ``json`` module is used. The
-column reader (``batches``) is the fast path for classic shapes and must agree with
-``classic_rows`` here.
+column readers (``batches``) are the fast paths for classic shapes and v1 traces and must agree with
+``classic_rows`` and ``v1_rows`` here.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def iter_rows(
     each row also carries its completion's final answer and its gold (the answers pass, ``evals.answers``)."""
     stats = stats if stats is not None else ReadStats()
     if source.shape == V1_TRACES:
-        yield from _iter_v1(source, stats, answer_of)
+        yield from v1_rows(numbered_lines(source.path, stats), stats, answer_of)
     elif source.shape == V1_VALIDATE:
         raise UsageError(f"{source.path} is vf-validate output: it holds model-free checks, not rollouts")
     else:
@@ -344,14 +344,32 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 
 # Stop conditions v1 counts as truncation (verifiers.v1.trace.Trace.is_truncated).
-_V1_TRUNCATING = frozenset(
+V1_TRUNCATING = frozenset(
     {"max_turns", "max_input_tokens", "max_output_tokens", "max_total_tokens", "compaction_failed"}
 )
 
 
-def _iter_v1(source: EvalSource, stats: ReadStats, answer_of: AnswerOf | None = None) -> Iterator[EvalRow]:
+def v1_example(task: Any) -> Any:
+    """The group key of a v1 episode: its task's key, else its hash, else its data's idx or id; lists and dicts as
+    their JSON text. ``data`` may be still undecoded (``msgspec.Raw``: decoded only when needed)."""
+    example = _get(task, "key") or _get(task, "hash")
+    if not example:
+        data = _get(task, "data")
+        if msgspec is not None and type(data) is msgspec.Raw:
+            data = msgspec.json.decode(data)
+        example = _get(data, "idx") or _get(data, "id")
+    if isinstance(example, (list, dict)):
+        example = json.dumps(example, sort_keys=True)
+    return example
+
+
+def v1_rows(
+    lines: Iterable[tuple[int, bytes]], stats: ReadStats, answer_of: AnswerOf | None = None
+) -> Iterator[EvalRow]:
+    """The reference row-by-row reader of v1 traces, over (line number, line) pairs (the column path in ``batches``
+    must agree, and falls back to this for chunks it cannot take)."""
     decode = msgspec.json.Decoder(_V1Episode).decode if msgspec is not None else None
-    for lineno, raw in numbered_lines(source.path, stats):
+    for lineno, raw in lines:
         episode = None
         if decode is not None:
             try:
@@ -372,11 +390,7 @@ def _iter_v1(source: EvalSource, stats: ReadStats, answer_of: AnswerOf | None = 
                 continue
             stats.fallback_rows += 1
         stats.episodes += 1
-        task = _get(episode, "task")
-        data = _get(task, "data")
-        example = _get(task, "key") or _get(task, "hash") or _get(data, "idx") or _get(data, "id")
-        if isinstance(example, (list, dict)):
-            example = json.dumps(example, sort_keys=True)
+        example = v1_example(_get(episode, "task"))
         traces = _get(episode, "traces") or []
         episode_error = error_text(_get(episode, "errors"))
         if not traces:
@@ -453,7 +467,7 @@ def _trace_row(trace: Any, example: Any, episode: Any, ep_error: str | None, raw
             calls += len(tc) if isinstance(tc, list) else 1
     stop = _get(trace, "stop_condition")
     turned = turn_limit_stop(stop, calls, turns, last_calls)
-    truncated = stop in _V1_TRUNCATING and not turned
+    truncated = stop in V1_TRUNCATING and not turned
     if not truncated and not turned:
         last = next((c for c in reversed(_get(trace, "calls") or []) if _get(c, "error") is None), None)
         truncated = bool(last is not None and _get(last, "finish_reason") == "length")

@@ -7,9 +7,13 @@ printed by ``vlab.core.console.render_human`` from the result itself.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from vlab.evals.analysis import Analysis
 from vlab.evals.stats import Histogram, k_data
-from vlab.evals.validate import ValidateAnalysis
+
+if TYPE_CHECKING:
+    from vlab.evals.validate import ValidateAnalysis
 
 
 def histogram_lines(hist: Histogram, width: int = 30) -> list[str]:
@@ -86,7 +90,7 @@ def render_report(report: Analysis | ValidateAnalysis | None, con) -> None:
     """Print the figures of ``report`` (nothing when the check stopped before it had any)."""
     if isinstance(report, Analysis):
         lines = report_lines(report)
-    elif isinstance(report, ValidateAnalysis):
+    elif report is not None:  # a ValidateAnalysis (vf-validate output)
         lines = [f"{report.source.shape}: {report.tasks} tasks; gold {dict(report.gold)}; noop {dict(report.noop)}"]
     else:
         lines = []

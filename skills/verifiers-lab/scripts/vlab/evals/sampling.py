@@ -12,7 +12,6 @@ key. ``Sample`` says in the JSON what was kept and which figures it gives.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +41,8 @@ def int_hashes(ids: np.ndarray) -> np.ndarray:
 
 def key_hashes(keys: list[Any]) -> np.ndarray:
     """The hashes of interned ids: an integer as ``int_hashes`` hashes it, anything else by its text."""
+    from hashlib import blake2b  # only for ids that are not integers (OpenSSL's import costs every run otherwise)
+
     out = np.empty(len(keys), dtype=np.uint64)
     ints = [i for i, k in enumerate(keys) if type(k) is int]
     if ints:
@@ -49,7 +50,7 @@ def key_hashes(keys: list[Any]) -> np.ndarray:
     for i, k in enumerate(keys):
         if type(k) is not int:
             text = k if isinstance(k, str) else repr(k)
-            digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+            digest = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
             out[i] = int.from_bytes(digest, "little")
     return out
 
