@@ -16,7 +16,6 @@ or skill folder gets the requirement itself, never a build inside the skill fold
 from __future__ import annotations
 
 import functools
-import importlib.metadata as md
 import json
 import os
 import re
@@ -151,6 +150,8 @@ def _normalise(name: str) -> str:
 
 
 def _from_metadata() -> dict[str | None, list[str]] | None:
+    import importlib.metadata as md  # here, not at the top: every script imports this module, few ask this
+
     try:
         reqs = md.requires(DIST)
     except md.PackageNotFoundError:
@@ -216,6 +217,8 @@ def install_requirements(reqs: list[str]) -> str:
 
 def _installed_from() -> tuple[str, bool] | None:
     """(url, editable) when the installed pack came from a URL or a local folder (PEP 610 direct_url.json)."""
+    import importlib.metadata as md
+
     try:
         text = md.distribution(DIST).read_text("direct_url.json")
     except md.PackageNotFoundError:
