@@ -22,7 +22,7 @@ from evalfile_fixtures import (
     write_v1_validate,
 )
 
-from vlab.evals import batches, read
+from vlab.evals import batches, chunks, read, v1batches
 from vlab.evals.columns import Columns, collect, collect_range
 from vlab.evals.read import ReadStats, iter_rows
 from vlab.evals.source import CLASSIC, CLASSIC_2025, PLAIN, V1_TRACES, V1_VALIDATE, locate
@@ -844,7 +844,7 @@ def test_parallel_read_equals_serial_read(tmp_path):
     lines.insert(60, "{broken")  # a malformed line in the second half keeps its file line number
     results.write_text("\n".join(lines) + "\n")
     source = locate(folder)
-    ranges = batches.split_ranges(source.path, 3)
+    ranges = chunks.split_ranges(source.path, 3)
     assert ranges[0][0] == 0 and ranges[-1][1] == source.path.stat().st_size and len(ranges) == 3
     s1, s3 = ReadStats(), ReadStats()
     serial = collect(source, s1, workers=1)
@@ -1027,9 +1027,9 @@ def _json_by_both_readers(capsys, monkeypatch, path) -> tuple[str, str]:
     mix), and with the reference row readers alone."""
     from vlab.evals import answers, validate
 
-    small = batches.line_chunks
+    small = chunks.line_chunks
     with monkeypatch.context() as m:
-        m.setattr(batches, "line_chunks", lambda path, stats, chunk_bytes=0, *a, **k: small(path, stats, 2048, *a, **k))
+        m.setattr(chunks, "line_chunks", lambda path, stats, chunk_bytes=0, *a, **k: small(path, stats, 2048, *a, **k))
         script.main(["--results", str(path), "--json"])
         fast = capsys.readouterr().out
     with monkeypatch.context() as m:
@@ -1059,7 +1059,7 @@ def test_v1_column_path_equals_row_path(tmp_path):
     folder = write_v1_run(tmp_path / "v1", mixed_run(20, 4) + [Roll(90, error="boom"), Roll(91, truncated=True)])
     source = locate(folder)
     fast, fast_stats = Columns(), ReadStats()
-    for item in batches.iter_v1_batches(source, fast_stats, chunk_bytes=4096):
+    for item in v1batches.iter_v1_batches(source, fast_stats, chunk_bytes=4096):
         assert not isinstance(item, list), "a clean file must take the column path"
         fast.add_batch(item)
     ref_stats = ReadStats()
@@ -1079,7 +1079,7 @@ def test_v1_column_path_equals_row_path(tmp_path):
     # odd episodes send their chunks to the row reader: the same columns, counts and line numbers
     _odd_v1_lines(folder)
     odd_stats, ref_stats = ReadStats(), ReadStats()
-    items = list(batches.iter_v1_batches(source, odd_stats, chunk_bytes=4096))
+    items = list(v1batches.iter_v1_batches(source, odd_stats, chunk_bytes=4096))
     assert any(isinstance(i, list) for i in items) and any(not isinstance(i, list) for i in items)
     odd = Columns()
     for item in items:
@@ -1104,8 +1104,8 @@ def test_the_answers_pass_reads_v1_traces_as_the_row_reader_does(tmp_path, monke
     source = locate(folder)
     reference = [(r.example, r.answer, r.gold) for r in iter_rows(source, answer_of=answers.final_answer)]
     assert list(answers._answer_rows(source)) == reference and reference
-    small = batches.line_chunks  # chunks of a few episodes: the odd ones read by the fast path too
-    monkeypatch.setattr(batches, "line_chunks", lambda path, stats, chunk_bytes=0, *a, **k: small(path, stats, 2048))
+    small = chunks.line_chunks  # chunks of a few episodes: the odd ones read by the fast path too
+    monkeypatch.setattr(chunks, "line_chunks", lambda path, stats, chunk_bytes=0, *a, **k: small(path, stats, 2048))
     assert list(answers._answer_rows(source)) == reference
 
 
@@ -1139,10 +1139,10 @@ def _validate_tuple(row) -> tuple:
 
 @pytest.mark.parametrize("ending", ["newline", "none"])
 def test_mapped_chunks_are_the_read_chunks(tmp_path, monkeypatch, ending):
-    """The mapped reader (``batches._mapped_chunks``) gives the chunks, line numbers, keys and counts of the reading
+    """The mapped reader (``chunks._mapped_chunks``) gives the chunks, line numbers, keys and counts of the reading
     one: a BOM, blank lines, CRLF, lines longer than a row is held (in the middle, at a chunk's start, at the end),
     no final newline, byte ranges."""
-    monkeypatch.setattr(batches, "MAX_LINE_BYTES", 300)
+    monkeypatch.setattr(chunks, "MAX_LINE_BYTES", 300)
     rng = np.random.default_rng(5)
     lines = [b"\xef\xbb\xbf" + b'{"a": 0}']
     for i in range(400):
@@ -1160,28 +1160,28 @@ def test_mapped_chunks_are_the_read_chunks(tmp_path, monkeypatch, ending):
     path = tmp_path / "rows.jsonl"
     path.write_bytes(b"\n".join(lines) + (b"\n" if ending == "newline" else b""))
 
-    def chunks(mapped: bool, **kw):
+    def read_chunks(mapped: bool, **kw):
         stats = ReadStats()
         with monkeypatch.context() as m:
             if not mapped:
-                m.setattr(batches, "_mapped", lambda p: None)
+                m.setattr(chunks, "_mapped", lambda p: None)
             out = [
                 (c.first, c.count, c.keys, c.split(), bytes(c.head), c.tail)
-                for c in batches.line_chunks(path, stats, **kw)
+                for c in chunks.line_chunks(path, stats, **kw)
             ]
         return out, (stats.lines, stats.too_long, stats.malformed_lines, stats.no_final_newline)
 
     for chunk_bytes in (64, 257, 1000, 1 << 20):
         for keys in (False, True):
             mapped, read = (
-                chunks(True, chunk_bytes=chunk_bytes, keys=keys),
-                chunks(False, chunk_bytes=chunk_bytes, keys=keys),
+                read_chunks(True, chunk_bytes=chunk_bytes, keys=keys),
+                read_chunks(False, chunk_bytes=chunk_bytes, keys=keys),
             )
             assert [c[:4] for c in mapped[0]] == [c[:4] for c in read[0]] and mapped[1] == read[1]
             assert b"".join(c[4] + c[5] for c in mapped[0]) == b"".join(c[4] + c[5] for c in read[0])
         for parts in (2, 5):
-            for byte_range in batches.split_ranges(path, parts):
-                mapped = chunks(True, chunk_bytes=chunk_bytes, byte_range=byte_range, keys=True)
-                read = chunks(False, chunk_bytes=chunk_bytes, byte_range=byte_range, keys=True)
+            for byte_range in chunks.split_ranges(path, parts):
+                mapped = read_chunks(True, chunk_bytes=chunk_bytes, byte_range=byte_range, keys=True)
+                read = read_chunks(False, chunk_bytes=chunk_bytes, byte_range=byte_range, keys=True)
                 assert [c[:4] for c in mapped[0]] == [c[:4] for c in read[0]] and mapped[1] == read[1]
-    assert chunks(False, chunk_bytes=257)[1][1] > 0  # lines over the limit were met
+    assert read_chunks(False, chunk_bytes=257)[1][1] > 0  # lines over the limit were met

@@ -501,10 +501,8 @@ def _post(url: str, timeout: float = 60.0):
 
 
 def test_the_proxy_answers_504_for_a_hung_judge_and_then_at_once(monkeypatch):
-    from vlab.reward import judge_server
     from vlab.reward.judge_server import JudgeServer
 
-    monkeypatch.setattr(judge_server, "load_scale", lambda: 1.0)
     with _SilentJudge() as upstream, JudgeServer(upstream=upstream.url, api_key="k") as proxy:
         proxy.bound_calls(1.0)  # --timeout 1: a proxied call gets half of it
         status, headers, body = _post(proxy.url)
@@ -518,10 +516,8 @@ def test_the_proxy_answers_504_for_a_hung_judge_and_then_at_once(monkeypatch):
 
 
 def test_a_caller_that_went_away_leaves_no_traceback_on_stderr(monkeypatch):
-    from vlab.reward import judge_server
     from vlab.reward.judge_server import JudgeServer
 
-    monkeypatch.setattr(judge_server, "load_scale", lambda: 1.0, raising=False)
     stderr = io.StringIO()
     monkeypatch.setattr(sys, "stderr", stderr)  # socketserver prints a handler's traceback here
     with _SilentJudge() as upstream, JudgeServer(upstream=upstream.url, api_key="k", timeout=1.0) as proxy:

@@ -285,5 +285,7 @@ def test_pip_install_of_an_extra_follows_where_the_pack_came_from(monkeypatch, d
     from vlab.core import invocation
 
     monkeypatch.setattr(invocation, "current", lambda: invocation.Invocation("pip"))
-    monkeypatch.setattr(invocation.md, "distribution", lambda name: _Dist(direct_url))
+    import importlib.metadata
+
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: _Dist(direct_url))
     assert invocation.install_extra("train").endswith(expected)

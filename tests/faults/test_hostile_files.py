@@ -185,13 +185,13 @@ def test_a_line_longer_than_the_cap_is_one_malformed_row_in_every_reader(tmp_pat
     """The column reader (a long line across its chunks), the row reader, the answers pass and the split
     into byte ranges agree: the line is counted, named and never held (a small cap stands for 32 MiB)."""
     from vlab.core import files
-    from vlab.evals import answers, batches
+    from vlab.evals import answers, chunks
     from vlab.evals.columns import collect, collect_range
     from vlab.evals.read import ReadStats, iter_rows
     from vlab.evals.source import locate
 
     monkeypatch.setattr(files, "MAX_LINE_BYTES", 4096)
-    monkeypatch.setattr(batches, "MAX_LINE_BYTES", 4096)
+    monkeypatch.setattr(chunks, "MAX_LINE_BYTES", 4096)
     path = efx.write_classic_run(tmp_path / "run", efx.mixed_run(50, 4)) / "results.jsonl"
     lines = path.read_bytes().splitlines(keepends=True)
     for i in (10, 150):
@@ -209,7 +209,7 @@ def test_a_line_longer_than_the_cap_is_one_malformed_row_in_every_reader(tmp_pat
     assert list(fast.reward) == list(slow.reward)
     got = answers.read_answers(source)
     assert got is not None and got.rollouts == 198
-    ranges = batches.split_ranges(path, 3)
+    ranges = chunks.split_ranges(path, 3)
     data = path.read_bytes()
     assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
     assert all(data[a - 1 : a] == b"\n" for a, _ in ranges[1:]), ranges  # each starts at a line start

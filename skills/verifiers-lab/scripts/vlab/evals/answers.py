@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vlab.core.result import Result
-from vlab.evals import batches
+from vlab.evals import chunks, v1batches
 from vlab.evals.fields import MISSING_MS, example_of, is_missing, msgspec
 from vlab.evals.read import ReadStats, classic_structs, numbered_lines, v1_example, v1_rows
 from vlab.evals.source import CLASSIC_FAMILY, V1_TRACES, EvalSource
@@ -155,11 +155,11 @@ if msgspec is not None:
 
     class _V1AnswerTrace(msgspec.Struct, gc=False):
         nodes: list[_V1AnswerNode] = []
-        calls: list[batches.V1Call] = []
-        agent: batches.V1Agent | None = None
+        calls: list[v1batches.V1Call] = []
+        agent: v1batches.V1Agent | None = None
 
     class _V1AnswerEpisode(msgspec.Struct, gc=False):
-        task: batches.V1Task | None = None
+        task: v1batches.V1Task | None = None
         traces: list[_V1AnswerTrace] = []
 
     class _V1Gold(msgspec.Struct, gc=False):
@@ -191,7 +191,7 @@ def _answer_rows(source: EvalSource) -> Iterator[tuple[Any, str | None, Any]]:
         return
     v1 = source.shape == V1_TRACES
     decoder = msgspec.json.Decoder(_V1AnswerEpisode if v1 else _ClassicAnswerGold if with_answer else _ClassicAnswer)
-    for chunk in batches.line_chunks(source.path, stats):
+    for chunk in chunks.line_chunks(source.path, stats):
         try:
             rows = chunk.decode(decoder)
         except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):

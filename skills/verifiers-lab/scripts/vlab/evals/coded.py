@@ -1,11 +1,13 @@
-"""Float columns stored as codes into their distinct values (``CodedColumn``), and numpy views of array
-columns (``as_numpy``): the storage of ``columns.Columns``."""
+"""Float columns stored as codes into their distinct values (``CodedColumn``), numpy views of array
+columns (``as_numpy``), and the keys-to-codes helpers: the storage of ``columns.Columns``."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import struct
 from array import array
+from typing import Any
 
 import numpy as np
 
@@ -150,3 +152,55 @@ class CodedColumn:
         col = cls()
         col.fill_nan(m)
         return col
+
+
+def hashes_of(codes: dict[Any, int], known: np.ndarray, hash_keys) -> np.ndarray:
+    """The sampling hashes of every key of ``codes`` by code: ``known`` for the first, new ones (codes are given
+    in insertion order) hashed by ``hash_keys``."""
+    if len(codes) <= known.size:
+        return known
+    return np.concatenate([known, hash_keys(list(itertools.islice(codes, known.size, None)))])
+
+
+def recode(col: array, codes: dict[Any, int]) -> tuple[array, dict[Any, int], np.ndarray]:
+    """Codes of the held rows renumbered 0..k-1 in their first order (-1 stays: no prompt); the keys still held,
+    and which old codes were."""
+    values = np.frombuffer(col, dtype=np.dtype(col.typecode)).astype(np.int64)
+    used = np.zeros(len(codes), dtype=bool)
+    used[values[values >= 0]] = True
+    remap = np.cumsum(used) - 1
+    new = np.where(values >= 0, remap[np.maximum(values, 0)], -1)
+    kept_codes = {key: int(remap[code]) for key, code in codes.items() if used[code]}
+    return array(col.typecode, new.astype(np.dtype(col.typecode)).tobytes()), kept_codes, used
+
+
+def codes(codes: dict[Any, int], keys: list) -> list[int]:
+    """Each key's code, new keys coded in first-seen order (``setdefault`` row by row, but one look a distinct key)."""
+    new = [key for key in dict.fromkeys(keys) if key not in codes]
+    if new:
+        codes.update(zip(new, range(len(codes), len(codes) + len(new))))
+    return list(map(codes.__getitem__, keys))
+
+
+def extend_named(cols: dict[str, CodedColumn], columns: dict[str, list], n0: int, m: int) -> None:
+    """Append a batch's ``m`` rows of named columns (NaN for a column the batch lacks; a new one NaN before)."""
+    for name, col in cols.items():
+        values = columns.get(name)
+        if values is not None:
+            col.extend(values)
+        else:
+            col.fill_nan(m)
+    for name, values in columns.items():
+        if name not in cols:
+            col = cols[name] = CodedColumn.nans(n0)
+            col.extend(values)
+
+
+def append_named(cols: dict[str, CodedColumn], values: dict[str, float], n: int) -> None:
+    for name, col in cols.items():
+        col.append(values.get(name, math.nan))
+    if len(values) > len(cols) or any(name not in cols for name in values):
+        for name, value in values.items():
+            if name not in cols:
+                col = cols[name] = CodedColumn.nans(n)
+                col.append(value)

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from vlab.evals import batches
+from vlab.evals import batches, chunks, coded, v1batches
 from vlab.evals.coded import CodedColumn, as_numpy
 from vlab.evals.fields import judge_error_kind
 from vlab.evals.read import EvalRow, ReadStats, iter_rows
@@ -136,9 +136,9 @@ class Columns:
         self.chars.append(-1 if r.completion_chars is None else r.completion_chars)
         self.tool_calls.append(min(r.tool_calls, 127))
         self.row_key.append(r.row_key or 0)
-        _append_named(self.fn_cols, r.scores, n)
+        coded.append_named(self.fn_cols, r.scores, n)
         if r.metrics or self.metric_cols:
-            _append_named(self.metric_cols, r.metrics, n)
+            coded.append_named(self.metric_cols, r.metrics, n)
         if r.weights:
             for name, w in r.weights.items():
                 old = self.weights.setdefault(name, w)
@@ -162,7 +162,7 @@ class Columns:
             self._extend_raw(example)  # integer ids are kept as they are and coded once at the end
         else:
             self._stop_raw_int_examples()
-            self.example.extend(_codes(self.example_codes, example))
+            self.example.extend(coded.codes(self.example_codes, example))
         if b.prompt_key is None:
             self.prompt.extend(array("i", [-1]) * m)
         elif None in b.prompt_key:
@@ -170,7 +170,7 @@ class Columns:
             psd = pcodes.setdefault
             self.prompt.extend([-1 if k is None else psd(k, len(pcodes)) for k in b.prompt_key])
         else:
-            self.prompt.extend(_codes(self.prompt_codes, b.prompt_key))
+            self.prompt.extend(coded.codes(self.prompt_codes, b.prompt_key))
         if b.issues:
             self.reward.extend([math.nan if v is None else v for v in b.reward])
             for i, issue in b.issues:
@@ -200,9 +200,9 @@ class Columns:
         calls = b.tool_calls
         self.tool_calls.extend([t if t < 127 else 127 for t in calls] if calls and max(calls) > 127 else calls)
         self.row_key.extend(b.row_key)
-        _extend_named(self.fn_cols, b.scores, n0, m)
+        coded.extend_named(self.fn_cols, b.scores, n0, m)
         if b.metrics:
-            _extend_named(self.metric_cols, b.metrics, n0, m)
+            coded.extend_named(self.metric_cols, b.metrics, n0, m)
         else:
             for col in self.metric_cols.values():
                 col.fill_nan(m)
@@ -281,7 +281,7 @@ class Columns:
         if self.raw_int_examples:
             hashes = int_hashes(codes)
         else:
-            self.example_hash = _hashes_of(self.example_codes, self.example_hash, key_hashes)
+            self.example_hash = coded.hashes_of(self.example_codes, self.example_hash, key_hashes)
             hashes = self.example_hash[codes]
             if self.missing_example:  # a row without an id is its own example: it hashes by its row key
                 rowwise = np.array([isinstance(k, tuple) and k[:1] == ("row",) for k in self.example_codes], bool)
@@ -289,7 +289,7 @@ class Columns:
                 if own.any():
                     hashes[own] = int_hashes(np.frombuffer(self.row_key, dtype=np.int64)[own])
         if self.prompt_codes:
-            self.prompt_hash = _hashes_of(
+            self.prompt_hash = coded.hashes_of(
                 self.prompt_codes, self.prompt_hash, lambda keys: int_hashes(np.array(keys, dtype=np.int64))
             )
             prompts = np.frombuffer(self.prompt, dtype=np.int32)
@@ -307,11 +307,11 @@ class Columns:
         for col in (*self.fn_cols.values(), *self.metric_cols.values()):
             col.keep(mask)
         if not self.raw_int_examples:
-            self.example, self.example_codes, used = _recode(self.example, self.example_codes)
+            self.example, self.example_codes, used = coded.recode(self.example, self.example_codes)
             if self.example_hash.size:
                 self.example_hash = self.example_hash[used[: self.example_hash.size]]
         if self.prompt_codes:
-            self.prompt, self.prompt_codes, used = _recode(self.prompt, self.prompt_codes)
+            self.prompt, self.prompt_codes, used = coded.recode(self.prompt, self.prompt_codes)
             if self.prompt_hash.size:
                 self.prompt_hash = self.prompt_hash[used[: self.prompt_hash.size]]
         self.n = int(np.count_nonzero(mask))
@@ -364,58 +364,6 @@ class Columns:
         return Sample(self.row_budget, self.tally.rows, self.n, examples_kept, self.shift, self.cut)
 
 
-def _hashes_of(codes: dict[Any, int], known: np.ndarray, hash_keys) -> np.ndarray:
-    """The sampling hashes of every key of ``codes`` by code: ``known`` for the first, new ones (codes are given
-    in insertion order) hashed by ``hash_keys``."""
-    if len(codes) <= known.size:
-        return known
-    return np.concatenate([known, hash_keys(list(itertools.islice(codes, known.size, None)))])
-
-
-def _recode(col: array, codes: dict[Any, int]) -> tuple[array, dict[Any, int], np.ndarray]:
-    """Codes of the held rows renumbered 0..k-1 in their first order (-1 stays: no prompt); the keys still held,
-    and which old codes were."""
-    values = np.frombuffer(col, dtype=np.dtype(col.typecode)).astype(np.int64)
-    used = np.zeros(len(codes), dtype=bool)
-    used[values[values >= 0]] = True
-    remap = np.cumsum(used) - 1
-    new = np.where(values >= 0, remap[np.maximum(values, 0)], -1)
-    kept_codes = {key: int(remap[code]) for key, code in codes.items() if used[code]}
-    return array(col.typecode, new.astype(np.dtype(col.typecode)).tobytes()), kept_codes, used
-
-
-def _codes(codes: dict[Any, int], keys: list) -> list[int]:
-    """Each key's code, new keys coded in first-seen order (``setdefault`` row by row, but one look a distinct key)."""
-    new = [key for key in dict.fromkeys(keys) if key not in codes]
-    if new:
-        codes.update(zip(new, range(len(codes), len(codes) + len(new))))
-    return list(map(codes.__getitem__, keys))
-
-
-def _extend_named(cols: dict[str, CodedColumn], columns: dict[str, list], n0: int, m: int) -> None:
-    """Append a batch's ``m`` rows of named columns (NaN for a column the batch lacks; a new one NaN before)."""
-    for name, col in cols.items():
-        values = columns.get(name)
-        if values is not None:
-            col.extend(values)
-        else:
-            col.fill_nan(m)
-    for name, values in columns.items():
-        if name not in cols:
-            col = cols[name] = CodedColumn.nans(n0)
-            col.extend(values)
-
-
-def _append_named(cols: dict[str, CodedColumn], values: dict[str, float], n: int) -> None:
-    for name, col in cols.items():
-        col.append(values.get(name, math.nan))
-    if len(values) > len(cols) or any(name not in cols for name in values):
-        for name, value in values.items():
-            if name not in cols:
-                col = cols[name] = CodedColumn.nans(n)
-                col.append(value)
-
-
 TALLY_ROWS = 1 << 18  # rows tallied at once: a float64 copy of each score column for this many rows
 
 # Files this large are read by several processes at once (one byte range each). Processes cost ~15% more CPU (their
@@ -429,7 +377,7 @@ PART_BYTES = 64 << 20  # a part's rows at most: what a worker holds, and a merge
 def collect_range(
     source: EvalSource,
     byte_range: tuple[int, int] | None,
-    chunk_bytes: int = batches.CHUNK_BYTES,
+    chunk_bytes: int = chunks.CHUNK_BYTES,
     spec: TallySpec | None = None,
     row_budget: int = DEFAULT_ROW_BUDGET,
 ) -> tuple[Columns, ReadStats]:
@@ -452,7 +400,7 @@ def _collect_parallel(
 
     # several small parts a worker: the parent holds one part's copy at a time while merging
     parts = max(workers * PARTS_PER_WORKER, -(-source.path.stat().st_size // PART_BYTES))
-    ranges = batches.split_ranges(source.path, parts)
+    ranges = chunks.split_ranges(source.path, parts)
     if len(ranges) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return None
     cols, merged = Columns(spec, row_budget), ReadStats()
@@ -524,7 +472,7 @@ def collect(
     stats = stats if stats is not None else ReadStats()
     if rows is None and batches.msgspec is not None and source.shape == V1_TRACES:
         cols = Columns(spec, row_budget)
-        for item in batches.iter_v1_batches(source, stats):
+        for item in v1batches.iter_v1_batches(source, stats):
             if isinstance(item, list):
                 for r in item:
                     cols.add(r)

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from vlab.core.invocation import command
 from vlab.core.result import Result, UsageError
-from vlab.evals import batches
+from vlab.evals import chunks
 from vlab.evals.fields import MISSING_MS, msgspec
 from vlab.evals.read import ReadStats
 from vlab.evals.source import V1_TRACES, V1_VALIDATE, EvalSource, detect_shape, eval_command
@@ -106,7 +106,7 @@ def read_validate_rows(source: EvalSource, stats: ReadStats | None = None) -> It
     a chunk it rejects, and every line without msgspec, by json)."""
     stats = stats if stats is not None else ReadStats()
     decoder = msgspec.json.Decoder(_Line) if msgspec is not None else None
-    for chunk in batches.line_chunks(source.path, stats):
+    for chunk in chunks.line_chunks(source.path, stats):
         rows = None
         if decoder is not None:
             try:

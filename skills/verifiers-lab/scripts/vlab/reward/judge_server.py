@@ -21,7 +21,7 @@ The stub (no ``upstream``) answers the way a weak judge does, literally and dete
 
 With ``upstream`` (a base URL) it forwards each request there with the key read from an
 environment variable, and counts the usage the real judge reports. An upstream that does not answer
-within ``upstream_limit`` (``bound_calls``: half the reward's own bound per call, stretched by the load)
+within ``upstream_limit`` (``bound_calls``: half the reward's own bound per call)
 gets the caller an HTTP 504 that says so, with ``x-should-retry: false`` (the OpenAI client's retries would
 outlast the bound), and every later call the same 504 at once, as test_reward never calls again a reward
 that hung: a hung judge is an external failure like an HTTP 500, never a hang of the reward. A caller
@@ -39,8 +39,6 @@ import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-from vlab.core.installed import load_scale
 
 STUB_MODEL = "vlab-stub-judge"
 FORM_MARK = "[vlab-judge-form:{name}]"
@@ -237,7 +235,7 @@ class JudgeServer:
 
     def __init__(self, upstream: str | None = None, api_key: str | None = None, timeout: float = 60.0) -> None:
         self.upstream, self._key, self._timeout = (upstream or "").rstrip("/") or None, api_key, timeout
-        self.upstream_limit: float | None = None  # bound_calls: the seconds an upstream call may take (load-stretched)
+        self.upstream_limit: float | None = None  # bound_calls: the seconds an upstream call may take
         self.upstream_hung: float | None = None  # the limit an upstream call ran past: later calls fail at once
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -325,11 +323,12 @@ class JudgeServer:
         self.upstream_limit = UPSTREAM_SHARE * seconds
 
     def _upstream_seconds(self) -> float:
-        """How long the upstream may take now: ``upstream_limit`` stretched by the load as the reward's bound is,
-        never past the constructor's ``timeout``."""
+        """How long the upstream may take: ``upstream_limit``, never past the constructor's ``timeout``. Not
+        stretched by the load: the reward's bound is on its call's own time (``env.evidence``: waiting for a CPU
+        does not count), so a hung judge's 504 at half of it in wall time always comes first."""
         if self.upstream_limit is None:
             return self._timeout
-        return min(self._timeout, self.upstream_limit * load_scale())
+        return min(self._timeout, self.upstream_limit)
 
     def usage(self) -> dict[str, int]:
         with self._lock:
