@@ -29,6 +29,7 @@ from typing import Any
 
 from vlab.core.result import Result
 from vlab.hosted.document import config_seq_len, get
+from vlab.inspect.references import budget_verdict
 from vlab.train.memory import DEFAULT_PROMPT_TOKENS
 from vlab.train.turns import TOOL_OUTPUT_TOKENS, Budget, check_config_budget, max_turns
 
@@ -62,6 +63,7 @@ def source_budget(
         )
         return record
     tokens_key = f"{where}.sampling.max_completion_tokens" if own is not None else "--max-tokens, max_completion_tokens"
+    completion_check(result, named, tokens, tokens_key, (rollout or {}).get("references"))
     arg_turns = max_turns(args)
     loaded = rollout.get("max_turns") if rollout else None
     if rollout and not rollout.get("multi_turn") and arg_turns is None:
@@ -109,6 +111,23 @@ def source_budget(
     record.update({"needed": budget.needed(), "fitting_seq_len": budget.fitting_seq_len(), "turns_named": limit})
     check_config_budget(result, named, budget, limit, sizes, (SEQ_FLAG, tokens_key, _turns_key(args, bool(rollout))))
     return record
+
+
+def completion_check(result: Result, named: str, tokens: int, key: str, refs: dict | None) -> None:
+    """completion-budget: a warning when max_completion_tokens is below what the data's references need (the
+    rehearsal's figures, ``inspect.references``); nothing to say without long references."""
+    if not refs:
+        return
+    cuts, said = budget_verdict(refs, tokens)
+    said = f"{named}: max_completion_tokens = {tokens}; {said}"
+    if cuts:
+        result.warn(
+            "completion-budget",
+            said + ": the budget cuts a typical reply before its answer, and every cut rollout scores 0",
+            f"raise {key} to {refs['needed_completion_tokens']} (and seq_len with it), or train on shorter problems",
+        )
+    else:
+        result.passed("completion-budget", said)
 
 
 def config_budget(result: Result, plain: dict, rehearsing: bool = True, choose: bool = False) -> int | None:
