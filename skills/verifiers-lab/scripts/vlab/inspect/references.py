@@ -28,6 +28,8 @@ SOLUTION_FIELDS = (
     "worked_solution",
     "reference_solution",
     "canonical_solution",
+    "gold_solution",
+    "code",
     "rationale",
     "explanation",
     "reasoning",

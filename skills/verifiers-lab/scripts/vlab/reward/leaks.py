@@ -135,7 +135,8 @@ def _answers(text: str) -> list[tuple[str, str]]:
             continue  # read as a box above
         value = re.split(r"(?<=[^\d\s])[.;!?](?:\s|$)|[.;!?](?=\s|$)|\s[(\[]", value)[0].strip(" \"'`*)]")
         if value:
-            found.append((m.group(0).strip(), value))
+            start = max(0, text.rfind(" ", 0, max(0, m.start() - 1)) + 1)  # the word before: "The answer is"
+            found.append((text[start : m.start("v")].strip() + " " + value, value))
     return [(_short(form), value) for form, value in found if value.strip()]
 
 
@@ -258,7 +259,7 @@ def _prompt(row: Row, shared_texts: set[str]) -> _Prompt:
             t = _norm(value)
             if t in added:
                 added = added.replace(t, " ")
-        elif isinstance(value, (list, tuple)) and len(value) >= 2 and key not in CORRECT_LIST_NAMES:
+        elif isinstance(value, (list, tuple)) and len(value) >= 2 and not _gold_field(key):
             items = [_norm(v) for v in value if isinstance(v, (str, int, float))]
             if sum(1 for i in items if i and i in whole) >= 2:  # a list the prompt shows: options, labels
                 options |= set(items)
@@ -337,9 +338,11 @@ def _sections(p: _Prompt, forms: list[Form], shared_texts: set[str], shared: set
 
 
 def _verbatim(p: _Prompt, forms: list[Form]) -> list[tuple[Form, str]]:
-    """(form, 'verbatim' | 'added') for the forms the prompt shows: a long one anywhere the row's own messages
-    are, a short one in what the prompt adds to the row's data."""
+    """(form, 'verbatim' | 'added') for the forms the prompt shows, the longest first (the most specific names the
+    leak: an alias 'City of Paris' over the gold 'Paris' inside it): a long one anywhere the row's own messages are,
+    a short one in what the prompt adds to the row's data."""
     out = []
+    forms = sorted(forms, key=lambda f: -len(f.text))
     for f in forms:
         form = _norm(f.text)
         if form in p.options or len(_key(form)) < 1:

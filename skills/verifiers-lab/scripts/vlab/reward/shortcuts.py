@@ -12,7 +12,8 @@ Verdicts, per reply:
 
 - it earns the reward where the data says it is wrong: fail (the reward pays a constant answer);
 - open answers (text, numbers, code, a judge's prose): a reply earning the reward on ``FAIL_SHARE`` of the data or
-  more is a shortcut worth learning: fail; ``WARN_SHARE`` or more warns (a refusal-style reply says so);
+  more is a shortcut worth learning: fail; ``WARN_SHARE`` or more warns (a refusal-style reply says so); on fewer
+  than ``MIN_ROWS`` rows it is no shortcut (a tiny data set's repeated gold);
 - closed answers (labels, option keys): the majority class is every policy's baseline: a warning when the classes
   are skewed (the majority's share ``SKEW`` above an even split), naming the class, its share and the number of
   classes, else a pass with the same figures.
@@ -35,6 +36,7 @@ SCORED_ROWS = 200  # rows scored per reply where the data says it is right, and 
 JUDGE_ROWS = 6  # ... with a judge (each scoring is a judge call)
 FAIL_SHARE = 0.10  # a constant reply earning the reward on this share of an open-answer data fails
 WARN_SHARE = 0.05  # ... warns from this share
+MIN_ROWS = 10  # ... and on at least this many rows (in a tiny data set one repeated gold is a large share)
 SKEW = 0.2  # closed answers: the majority share this far above 1/classes warns
 CLOSED_KINDS = ("label", "choice")
 LISTED = 20
@@ -52,10 +54,18 @@ def _norm(text: object) -> str:
     return " ".join(str(text).split()).strip(" .!").casefold()
 
 
+_WORDY = re.compile(r"[A-Za-z]{3,}")
+
+
+def _mathy(text: str) -> bool:
+    """A value math-verify may call equal to another spelling: digits, and no words but LaTeX commands'."""
+    return len(text) <= 60 and any(c.isdigit() for c in text) and not _WORDY.search(re.sub(r"\\[A-Za-z]+", "", text))
+
+
 def _same(a: str, b: str) -> bool:
     if _norm(a) == _norm(b):
         return True
-    if not any(c.isdigit() for c in a) or len(a) > 60 or len(b) > 60:
+    if not (_mathy(a) and _mathy(b)):
         return False
     try:
         return same_value(a, b)
@@ -249,7 +259,9 @@ def _verdict(result: Result, replies: list[Reply], rows: list[Row], golds: dict[
     refusal = bool(REFUSAL.match(worst.text.strip()))
     kind = "a refusal a policy can learn to give instead of answering" if refusal else "one answer for every prompt"
     message = f"the constant reply {_figures(worst, n)}"
-    if share >= FAIL_SHARE:
+    if share * n < MIN_ROWS:
+        result.passed("constant_answer", message + f" (under {MIN_ROWS} rows: no shortcut a policy learns)")
+    elif share >= FAIL_SHARE:
         result.fail(
             "constant_answer",
             message + f": {kind}, a shortcut worth learning (at least {FAIL_SHARE:.0%} of the reward)",
