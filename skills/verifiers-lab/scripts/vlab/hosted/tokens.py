@@ -124,7 +124,8 @@ def completion_check(result: Result, named: str, tokens: int, key: str, refs: di
         result.warn(
             "completion-budget",
             said + ": the budget cuts a typical reply before its answer, and every cut rollout scores 0",
-            f"raise {key} to {refs['needed_completion_tokens']} (and seq_len with it), or train on shorter problems",
+            f"raise max_completion_tokens to {refs['needed_completion_tokens']} ({key}; seq_len with it), or train on "
+            "shorter problems",
         )
     else:
         result.passed("completion-budget", said)
