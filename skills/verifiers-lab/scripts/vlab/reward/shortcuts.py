@@ -144,6 +144,7 @@ def check_constant_replies(
         return
     replies = candidates(with_gold, golds, right_lists)
     if not replies:
+        result.data["constant_answer"] = {"rows": len(with_gold), "replies": []}
         result.passed(
             "constant_answer",
             f"no gold repeats over the {len(with_gold)} rows and the data lists no refusal-style answer: no constant "
