@@ -259,7 +259,7 @@ def _prompt(row: Row, shared_texts: set[str]) -> _Prompt:
             t = _norm(value)
             if t in added:
                 added = added.replace(t, " ")
-        elif isinstance(value, (list, tuple)) and len(value) >= 2 and not _gold_field(key):
+        elif isinstance(value, (list, tuple)) and len(value) >= 2 and not _answer_list(key):
             items = [_norm(v) for v in value if isinstance(v, (str, int, float))]
             if sum(1 for i in items if i and i in whole) >= 2:  # a list the prompt shows: options, labels
                 options |= set(items)
@@ -267,7 +267,17 @@ def _prompt(row: Row, shared_texts: set[str]) -> _Prompt:
 
 
 def _gold_field(key: str) -> bool:
+    """A field holding the answer (the gold, a solution, a list of right answers): never the row's own text."""
     return key in {normalise(f) for f in SOLUTION_FIELDS} or key in CORRECT_LIST_NAMES or "answer" in key
+
+
+def _answer_list(key: str) -> bool:
+    """A list field of right answers (aliases), not options: the gold in it is the answer, not one choice of many."""
+    return (
+        key in CORRECT_LIST_NAMES
+        or key in ("answer", "goldanswer", "target", "targets")
+        or (key in {normalise(f) for f in SOLUTION_FIELDS})
+    )
 
 
 def _solution_columns(row: Row, gold: str, p: _Prompt, shared: set[str]) -> Leak | None:
