@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -163,6 +164,16 @@ class Demo:
 
         def new_env(st: Step) -> None:
             self.run(st, [self.script("new_env"), "color-toy", "--from-inspect", "inspect.json", "--json"])
+            # new_env's next step: say in TASK what is classified (the data's name, data/train.jsonl, says nothing)
+            module = p / "environments" / "color_toy" / "color_toy.py"
+            text = module.read_text(encoding="utf-8")
+            module.write_text(
+                re.sub(r"^TASK = .*$", 'TASK = "Classify the text."', text, flags=re.M).replace(
+                    "exactly one of these labels inside \\\\boxed{{}}.",
+                    "exactly one label inside \\\\boxed{{}}, for example \\\\boxed{{blue}}.",
+                ),
+                encoding="utf-8",
+            )
             # SKILL.md: for a run on another machine, ship the data in the package's data/ folder.
             shipped = p / "environments" / "color_toy" / "data"
             shipped.mkdir(exist_ok=True)

@@ -245,8 +245,8 @@ PLANTS = {
         "label_hacks",
     ),
     "no_label_list": (
-        'The allowed labels are: {labels}. Think briefly, then give "',
-        'Think briefly, then give "',
+        "The allowed labels are: {labels}. Think briefly, then give exactly one of these labels",
+        "Think briefly, then give exactly one label",
         "label_prompt",
     ),
 }
@@ -641,7 +641,7 @@ def test_a_classlabel_the_golds_follow_against_a_mapping_that_disagrees(tmp_path
 
 # -- label_prompt names the labels a prompt leaves out ----------------------------------------------------
 
-LABEL_LIST = 'The allowed labels are: {labels}. Think briefly, then give "'
+LABEL_LIST = "The allowed labels are: {labels}. Think briefly, then give exactly one of these labels"
 
 
 @pytest.mark.v1
@@ -650,7 +650,9 @@ def test_a_prompt_naming_three_of_four_labels_names_the_fourth(tmp_path):
     package, _ = scaffold(tmp_path, "v1")
     module = tmp_path / "emo_v1" / "emo_v1.py"
     module.write_text(
-        module.read_text().replace(LABEL_LIST, 'Say whether it shows anger, joy or sadness. Think briefly, then give "')
+        module.read_text().replace(
+            LABEL_LIST, "Say whether it shows anger, joy or sadness. Think briefly, then give exactly one label"
+        )
     )
     proc = reward_run(package, tmp_path / "emotion" / "train.jsonl")
     failed = failed_checks(assert_result(proc.json, "test_reward", 1))

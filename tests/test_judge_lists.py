@@ -2,8 +2,9 @@
 ``Question``, ``Best Answer``, ``Correct Answers``, ``Incorrect Answers`` with ';'-separated lists, ``Source``):
 inspect_dataset names the question, the best answer and both lists; new_env wires them into the judge prompt;
 test_reward --judge stub passes the result, and copies with a defect each fail naming the check: the
-category as the prompt, the incorrect answers as the reference (judge_data), the incorrect answers never
-shown to the judge (judge_answer_lists)."""
+category as the prompt, the incorrect answers as the reference (judge_data), the incorrect or the correct answers
+never shown to the judge (judge_answer_lists), the reference shown in the policy's prompt (answer_leak, named by the
+copied-question shortcut too)."""
 
 from __future__ import annotations
 
@@ -167,8 +168,21 @@ def test_answer_lists_are_named_by_inspect_and_wired_by_new_env(tmp_path, api):
             "judge_answer_lists",
             "lists as wrong",
         ),
+        (
+            'CORRECT_ANSWERS_COLUMN = "Correct Answers"',
+            "CORRECT_ANSWERS_COLUMN = None",
+            "judge_answer_lists",
+            "leaves out the row's list of right answers ('Correct Answers')",
+        ),
+        ('QUESTION_COLUMN = "Question"', 'QUESTION_COLUMN = ["Question", "Best Answer"]', "answer_leak", "verbatim"),
     ],
-    ids=["category-as-prompt", "wrong-answers-as-reference", "wrong-answers-not-shown"],
+    ids=[
+        "category-as-prompt",
+        "wrong-answers-as-reference",
+        "wrong-answers-not-shown",
+        "right-answers-not-shown",
+        "reference-in-prompt",
+    ],
 )
 @pytest.mark.v1
 def test_each_data_defect_fails_naming_its_check(tmp_path, old, new, check, words):
@@ -176,6 +190,8 @@ def test_each_data_defect_fails_naming_its_check(tmp_path, old, new, check, word
     proc, checks = probe(edited(package, old, new), data)
     assert proc.returncode == 1, checks
     assert checks[check][0] == "fail" and words in checks[check][1], checks.get(check)
+    if check == "answer_leak":  # copying the question copies the reference: the shortcut's message names the leak
+        assert checks["judge_shortcuts"][0] == "fail" and "answer_leak" in checks["judge_shortcuts"][1]
 
 
 def test_the_answer_list_reader_is_the_templates_and_reads_every_shape():

@@ -11,7 +11,8 @@ from conftest import assert_result, run_script
 from vlab.core.result import Result
 from vlab.env import Row
 from vlab.inspect import analyse, read_sample
-from vlab.reward import leaks
+from vlab.inspect.splits import named_test_split
+from vlab.reward import leaks, splits
 from vlab.reward import probes as rp
 from vlab.reward.checks import TestRewardRequest, run_test_reward
 
@@ -41,7 +42,7 @@ def leak_check(rows: list[Row]) -> tuple[Result, object]:
 
 def split_check(rows: list[Row], env_args: dict) -> object:
     result = Result("test_reward")
-    leaks.check_test_split(result, rows, env_args)
+    splits.check_test_split(result, rows, env_args)
     return next(c for c in result.checks if c.id == "test_split")
 
 
@@ -184,7 +185,7 @@ def test_rows_without_golds_are_skipped():
     ],
 )
 def test_a_file_name_says_test_split(path, named):
-    assert leaks.named_test_split(path) == named
+    assert named_test_split(path) == named
 
 
 def test_a_test_file_in_the_env_args_warns():

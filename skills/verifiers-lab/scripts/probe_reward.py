@@ -40,9 +40,10 @@ asks for earns the top reward (a format sentence it cannot read is a warning: st
 --gold-template); no hacking probe or near miss earns the gold reward; no wrong option earns
 partial credit, lower-case letters count; scoring is deterministic; one completion scores the
 same before and after another row is scored (state_leak); values are finite; no function
-raised (even when the classic Rubric swallowed it); no function hangs or is slow. How often
-the dataset's most common gold, given as a constant answer, is paid is reported
-(constant_answer). A scoreboard of the mean reward per probe family (gold, wrong, each hack,
+raised (even when the classic Rubric swallowed it); no function hangs or is slow. The
+data's most common golds and a refusal it counts as right, given to every row of the whole
+data, must not be paid where the gold differs nor earn a share worth learning; a skewed
+majority class warns with its share and the number of classes (constant_answer). A scoreboard of the mean reward per probe family (gold, wrong, each hack,
 near misses, malformed, equivalent forms), families close to the gold marked, heads the
 report (data.scoreboard in --json).
 
@@ -51,8 +52,10 @@ repeated with a different gold, every multiple-choice gold names an option, ever
 shows what the reward needs (the options under the answer key's labels, labelled once;
 the function the tests call; the question and a passage the row carries; two options with
 the same text or a label repeated inside an option are named row by row, failing only where
-they make the gold ambiguous; --rows-out FILE lists them all), and the gold of every row earns
-the top reward, scored until --reach-seconds runs out (the count probed is reported).
+they make the gold ambiguous; --rows-out FILE lists them all), no prompt shows its gold in any
+form (answer_leak), a classification prompt says what is classified (prompt_task), the data is no
+test or dev split and is the file the arguments name (test_split, data_split), and the gold of
+every row earns the top reward, scored until --reach-seconds runs out (the count probed is reported).
 
 --completions FILE  JSON Lines of real completions: example_id (row index) or the row's
                     question/prompt text, completion (text or messages), optional

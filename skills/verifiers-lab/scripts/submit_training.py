@@ -42,7 +42,14 @@ format's extension (a CSV ships as train.csv); one whose content is not what its
 
 The token budget of each train source (token-budget): seq_len must hold the environment's
 turn limit in turns of max_completion_tokens (--max-tokens), the longest rehearsed prompt and a
-tool reply between two turns; the check names the sum and the seq_len that holds it.
+tool reply between two turns; the check names the sum and the seq_len that holds it. The
+completion budget (completion-budget, a warning): max_completion_tokens against the data's own
+references (worked solutions, reference programs, long answers: the rehearsed rows' and the data
+file's), which a reply must have room to write out.
+
+The train split (train-split): a train source whose arguments name a test or validation (dev)
+split (dataset_split="test", a file named test.jsonl or NQ-open.dev.jsonl) or whose rehearsed
+rows' ids say test/ fails unless --train-on-eval-split says it is meant.
 
 The default is a dry run: the config is shown (with a diff against the starting TOML), written
 only when every check passed (--output, default configs/<env>.toml; never over an existing file
@@ -69,7 +76,8 @@ what the exit codes mean here:
      hint names migrate_env), an environment argument naming a local file for a hosted run, an
      OWNER/... placeholder id, nothing to rehearse (no environments/<module>/ under the current
      folder: run from the project folder, or pass --no-rehearse), a failed rehearsal, a seq_len
-     that cannot hold the environment's turns (token-budget: raise --seq-len to the number it names)
+     that cannot hold the environment's turns (token-budget: raise --seq-len to the number it names),
+     a train source on a test or dev split without --train-on-eval-split (train-split)
   2  bad input: unreadable or malformed TOML, an existing --output without --force, --submit without --yes,
      --submit with --target prime-rl (run that config with `uv run rl @` in the checkout)
   3  the prime CLI is missing, not logged in or its key was rejected (401/403); uv is missing for the
@@ -183,6 +191,12 @@ def build_parser():
         "environment whose source is not under environments/ here; the result says it was skipped",
     )
     act.add_argument(
+        "--train-on-eval-split",
+        action="store_true",
+        help="train on data named as a test or validation (dev) split knowingly: without it such a train source "
+        "fails (train-split), since its scores then say nothing and no held-out rows are left",
+    )
+    act.add_argument(
         "--rehearse-rows",
         type=numbers.integer(1),
         default=20,
@@ -251,6 +265,7 @@ def request(args) -> SubmitRequest:
         strict=args.strict,
         rehearse=args.rehearse,
         rehearse_rows=args.rehearse_rows,
+        train_on_eval_split=args.train_on_eval_split,
     )
 
 

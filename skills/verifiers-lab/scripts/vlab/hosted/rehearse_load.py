@@ -166,6 +166,59 @@ def size_rollout(env, rows: list) -> dict:
     }
 
 
+def split_evidence(rows: list) -> list[tuple[str, str]]:
+    """[(split, evidence)] the loaded rows give of a test or dev split: their ids, a ``split`` column."""
+    from vlab.inspect.splits import ids_like_test_split, split_column
+    from vlab.kinds.rows import row_fields
+
+    records = [row_fields(r) for r in rows]
+    out = []
+    ids = ids_like_test_split(records)
+    if ids:
+        column, hits, n, example = ids
+        out.append(("test", f"{hits}/{n} rehearsed rows' {column!r} ids start like a test split's, e.g. {example!r}"))
+    column = split_column(records)
+    if column:
+        out.append((column[0], f"the rehearsed rows' 'split' column reads {column[0]} in {column[1]}/{column[2]}"))
+    return out
+
+
+def data_file_records(args: dict, folder: str | None, limit: int = 500) -> list[dict]:
+    """The first records of the data file the arguments name, looked up as the templates do (the path as given
+    from the current folder, else in the environment's data/ folder or beside its module); [] when none reads."""
+    from vlab.core.result import UsageError
+    from vlab.inspect.readers import read_file
+
+    for key, value in args.items():
+        if not isinstance(value, str) or not names_file(key, value):
+            continue
+        given = Path(value).expanduser()
+        places = [given] if given.is_absolute() else [Path.cwd() / given]
+        if folder and not given.is_absolute():
+            inside = Path(*given.parts[1:]) if given.parts[:1] == ("data",) and len(given.parts) > 1 else given
+            places += [Path(folder) / "data" / inside, Path(folder) / given]
+        for place in places:
+            if place.is_file():
+                try:
+                    return read_file(place, limit).rows
+                except (UsageError, OSError, ValueError):
+                    return []
+    return []
+
+
+def references(src: Source, rows: list, folder: str | None) -> dict | None:
+    """The completion budget the data's references need (``inspect.references``): the rehearsed rows' own fields and
+    golds, else the data file the arguments name (a loader keeps only what it uses: no worked solution)."""
+    from vlab.inspect.references import completion_budget
+    from vlab.kinds.rows import row_fields
+
+    budget = completion_budget([row_fields(r) for r in rows], [r.answer for r in rows])
+    if budget is None:
+        records = data_file_records(src.args, folder)
+        budget = completion_budget(records) if records else None
+    return budget.to_dict() if budget else None
+
+
 def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dict, judge=None) -> list[Check]:
     """``judge``: a judge environment's ``rehearse_judge.JudgePlan``: scored against the stub judge."""
     from vlab.env.remote import _SCRIPTS, RemoteEnvironment
@@ -231,6 +284,8 @@ def load_and_score(src: Source, python: Path, options: RehearseOptions, out: dic
             else:
                 checks.append(gold_check(src, scored, len(rows), names, full))
             out["rollout"] = size_rollout(env, rows)  # last: the token budget's numbers (``hosted.tokens``)
+            out["rollout"]["references"] = references(src, rows, out.get("folder"))
+            out["split_evidence"] = split_evidence(rows)
             return checks
         except ToolError as err:
             return [_check("fail", f"{named}: scoring in the installed package failed: {err.message}", err.hint)]

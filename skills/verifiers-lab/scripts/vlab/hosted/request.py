@@ -71,6 +71,7 @@ class SubmitRequest:
     strict: bool = False  # warnings block a submission too
     rehearse: bool = True  # build, install, load and score each environment as the run will (--no-rehearse)
     rehearse_rows: int = 20
+    train_on_eval_split: bool = False  # a test or dev split as a train source, knowingly (else train-split fails)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env_events", tuple(self.env_events))

@@ -37,6 +37,7 @@ from vlab.hosted.rules_secrets import key_var_names
 from vlab.hosted.schema import HOSTED_CLI_KEYS, SchemaInfo, schema_info
 from vlab.hosted.status import run_status
 from vlab.hosted.tokens import config_budget
+from vlab.hosted.trainsplit import check_train_split
 from vlab.hosted.validate import validate_document
 
 # -- reading inputs --------------------------------------------------------------------------------
@@ -265,9 +266,10 @@ def gate_draft(req: SubmitRequest, draft: Draft, result: Result) -> gate.GateOut
 
 def rehearse_draft(req: SubmitRequest, draft: Draft, outcome: gate.GateOutcome, result: Result) -> None:
     """Stage 4, rehearse: each environment built, installed, loaded and scored as the run will (nothing to
-    rehearse fails unless --no-rehearse); then the token budget of each train source, on the config's own
-    numbers and what the rehearsal measured (``hosted.tokens``); where the user named no seq_len, one that
-    holds the turns is chosen and written into the draft."""
+    rehearse fails unless --no-rehearse); then the train split (``hosted.trainsplit``: a test or dev split fails
+    without --train-on-eval-split) and the token budget of each train source, on the config's own numbers and what
+    the rehearsal measured (``hosted.tokens``); where the user named no seq_len, one that holds the turns is chosen
+    and written into the draft."""
     rehearse_config(
         result,
         draft.plain,
@@ -278,6 +280,7 @@ def rehearse_draft(req: SubmitRequest, draft: Draft, outcome: gate.GateOutcome, 
         rehearsing=req.rehearse,
         required=True,
     )
+    check_train_split(result, draft.plain, allowed=req.train_on_eval_split)
     chosen = config_budget(result, draft.plain, rehearsing=req.rehearse, choose=not draft.seq_len_named)
     if chosen is not None:
         draft.set_seq_len(chosen)

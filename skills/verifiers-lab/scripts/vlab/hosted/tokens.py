@@ -29,6 +29,7 @@ from typing import Any
 
 from vlab.core.result import Result
 from vlab.hosted.document import config_seq_len, get
+from vlab.inspect.references import budget_verdict
 from vlab.train.memory import DEFAULT_PROMPT_TOKENS
 from vlab.train.turns import TOOL_OUTPUT_TOKENS, Budget, check_config_budget, max_turns
 
@@ -62,6 +63,8 @@ def source_budget(
         )
         return record
     tokens_key = f"{where}.sampling.max_completion_tokens" if own is not None else "--max-tokens, max_completion_tokens"
+    refs = rollout.get("references") if rollout else _file_references(env_id, args)
+    completion_check(result, named, tokens, tokens_key, refs)
     arg_turns = max_turns(args)
     loaded = rollout.get("max_turns") if rollout else None
     if rollout and not rollout.get("multi_turn") and arg_turns is None:
@@ -109,6 +112,37 @@ def source_budget(
     record.update({"needed": budget.needed(), "fitting_seq_len": budget.fitting_seq_len(), "turns_named": limit})
     check_config_budget(result, named, budget, limit, sizes, (SEQ_FLAG, tokens_key, _turns_key(args, bool(rollout))))
     return record
+
+
+def _file_references(env_id: str, args: dict) -> dict | None:
+    """Without a rehearsal: the references of the data file the arguments name (from the current folder, or the
+    environment's folder here), as the rehearsal reads it."""
+    from vlab.hosted.rehearse import RehearseOptions, find_folder
+    from vlab.hosted.rehearse_load import data_file_records
+    from vlab.inspect.references import completion_budget
+
+    folder = find_folder(env_id, RehearseOptions())
+    records = data_file_records(args, str(folder) if folder else None)
+    budget = completion_budget(records) if records else None
+    return budget.to_dict() if budget else None
+
+
+def completion_check(result: Result, named: str, tokens: int, key: str, refs: dict | None) -> None:
+    """completion-budget: a warning when max_completion_tokens is below what the data's references need (the
+    rehearsal's figures, ``inspect.references``); nothing to say without long references."""
+    if not refs:
+        return
+    cuts, said = budget_verdict(refs, tokens)
+    said = f"{named}: max_completion_tokens = {tokens}; {said}"
+    if cuts:
+        result.warn(
+            "completion-budget",
+            said + ": the budget cuts a typical reply before its answer, and every cut rollout scores 0",
+            f"raise max_completion_tokens to {refs['needed_completion_tokens']} ({key}; seq_len with it), or train on "
+            "shorter problems",
+        )
+    else:
+        result.passed("completion-budget", said)
 
 
 def config_budget(result: Result, plain: dict, rehearsing: bool = True, choose: bool = False) -> int | None:

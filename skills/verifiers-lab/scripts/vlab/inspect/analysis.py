@@ -175,7 +175,17 @@ def analyse(
         "roles": roles,
         "answer_format": fmt,
         "recommendation": rec,
+        "references": _references(sample, roles),
     }
+
+
+def _references(sample: Sample, roles: dict[str, Any]) -> dict[str, Any] | None:
+    """The references' lengths and the completion budget a reply needs (``inspect.references``)."""
+    from vlab.inspect.references import completion_budget
+
+    answer = (roles.get("answer") or {}).get("column")
+    budget = completion_budget(sample.rows, [row.get(answer) for row in sample.rows] if answer else None)
+    return budget.to_dict() if budget else None
 
 
 def inspect_dataset(request: InspectRequest, result: Result) -> dict[str, Any]:
@@ -298,6 +308,15 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any], request: In
                 "test_reward --judge stub (injection probes, verdict parsing, cost per step) before paying for one",
             )
     _split_checks(result, sample)
+    refs = data.get("references")
+    if refs:
+        result.passed(
+            "completion-budget",
+            f"the references ({refs['from']}) run to a median of {refs['median_tokens']} tokens and "
+            f"{refs['p75_tokens']} at the 75th percentile ({refs['rows']} rows read): give a reply about "
+            f"{refs['needed_completion_tokens']} tokens (max_tokens / max_completion_tokens); local_train's default "
+            "256 and the hosted template's 512 cut longer ones",
+        )
     if fmt and fmt["type"] == "class_label":
         _label_checks(result, fmt)
     rec = data["recommendation"]
@@ -427,23 +446,28 @@ def _split_checks(result: Result, sample: Sample) -> None:
         )
         where = sample.splits_from or "file names"
         result.passed("splits", f"splits found ({where}): {listed}; read {split!r} only")
-    # the rules test_reward's test_split applies too (read lazily: inspect never loads reward otherwise)
-    from vlab.reward.leaks import ids_like_test_split, named_test_split
+    # the rules test_reward's test_split applies too
+    from vlab.inspect.splits import ids_like_test_split, named_split
 
     evidence = []
-    if sample.splits and split == "test":
-        evidence.append(f"{sample.source}{f', split {split!r}' if split else ''}")
-    elif not sample.splits and sample.kind != "hub" and named_test_split(sample.source):
-        evidence.append(f"{sample.source}: {named_test_split(sample.source)}")
+    words = {"test": "the test split", "validation": "a validation (dev) split"}
+    named = None if sample.splits or sample.kind == "hub" else named_split(sample.source)
+    if sample.splits and split in words:
+        evidence.append((split, f"{sample.source}, split {split!r}"))
+    elif named and named[0] in words:
+        evidence.append((named[0], f"{sample.source}: {named[1]}"))
     ids = ids_like_test_split(sample.rows)
     if ids:
         column, hits, n, example = ids
-        evidence.append(f"{hits}/{n} {column!r} ids read start like a test split's, e.g. {example!r}")
+        evidence.append(("test", f"{hits}/{n} {column!r} ids read start like a test split's, e.g. {example!r}"))
     if evidence:
+        which = " or ".join(sorted({words[s] for s, _ in evidence}))
         result.warn(
             "test-split",
-            f"this is the test split ({'; '.join(evidence)}): an environment trained on it spoils the evaluation",
-            "train on the train split (--split train, or the train file); keep test rows for evaluation only",
+            f"this is {which} ({'; '.join(e for _, e in evidence)}): an environment trained on it spoils the "
+            "evaluation, and leaves no held-out rows to evaluate on",
+            "train on the train split (--split train, or the train file); keep test and dev rows for evaluation "
+            "only (submit_training refuses to train on them unless --train-on-eval-split says it is meant)",
         )
 
 

@@ -13,7 +13,8 @@ names) is split the way ``datasets`` itself splits it: ``declared`` asks dataset
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from collections import Counter
+from pathlib import Path, PurePosixPath
 
 from vlab.core.result import UsageError
 
@@ -110,3 +111,109 @@ def declared(folder: Path, config: str | None) -> tuple[str | None, dict[str, li
             hint="check the configs/data_files block of README.md (paths are relative to the folder)",
         ) from None
     return config, {str(name): sorted(Path(f) for f in files) for name, files in data_files.items()}
+
+
+# -- a data file's split, by its name or its ids ------------------------------------------------------------------
+
+ID_FIELDS = ("unique_id", "id", "task_id", "problem_id", "question_id", "uid", "qid", "sample_id", "idx")
+_TEST_ID = re.compile(r"test[/_-]", re.I)
+_DATA_SUFFIX = re.compile(r"\.(?:jsonl?|csv|tsv|parquet|arrow|feather|txt)$", re.I)
+_COMPRESSED = re.compile(r"\.(?:gz|bz2|xz|zst)$", re.I)
+
+
+def named_split(path: object) -> tuple[str, str] | None:
+    """(the split, how the path names it: 'the file test.jsonl', 'the folder test/') for a data file's path, or None.
+
+    The file name's last split word decides (math_test.jsonl, test-00000-of-00001.parquet, NQ-open.dev.jsonl;
+    not contest.jsonl); a name without one (data.jsonl) is read from its folder, which must be named after the
+    split itself (data/test/0.parquet; not a test_x0/ folder)."""
+    text = str(path or "").strip().replace("\\", "/")
+    if not text:
+        return None
+    p = PurePosixPath(text)
+    name = _COMPRESSED.sub("", p.name)
+    if _DATA_SUFFIX.search(name):
+        found = [w for w in (canonical(w) for w in _WORD.findall(_DATA_SUFFIX.sub("", name))) if w]
+        if found:
+            return (found[-1], f"the file {p.name}")
+        folder = p.parent.name
+    else:
+        folder = p.name  # a folder, or a Hub id's name
+        if "/" not in text and not text.startswith("."):
+            return None  # a bare name is no folder
+    split = canonical(folder)
+    return (split, f"the folder {folder}/") if split else None
+
+
+def named_test_split(path: object) -> str | None:
+    """How a data file's path names the test split ('the file test.jsonl', 'the folder test/'), or None."""
+    found = named_split(path)
+    return found[1] if found and found[0] == "test" else None
+
+
+def ids_like_test_split(records: list[dict]) -> tuple[str, int, int, str] | None:
+    """(column, ids starting test/ test_ test-, ids read, an example) when most ids start so, else None."""
+    counts: Counter = Counter()
+    hits: Counter = Counter()
+    example: dict[str, str] = {}
+    for rec in records:
+        for name in ID_FIELDS:
+            value = rec.get(name)
+            if isinstance(value, str) and value.strip():
+                counts[name] += 1
+                if _TEST_ID.match(value.strip()):
+                    hits[name] += 1
+                    example.setdefault(name, value.strip())
+                break
+    for name, n in counts.most_common():
+        if hits[name] and hits[name] * 2 > n:
+            return name, hits[name], n, example[name]
+    return None
+
+
+def split_column(records: list[dict]) -> tuple[str, int, int] | None:
+    """(the split most rows' 'split' column names, its rows, rows with one) when it is test or validation."""
+    values = [canonical(rec.get("split")) for rec in records if isinstance(rec.get("split"), str)]
+    top = Counter(v for v in values if v).most_common(1)
+    if top and top[0][0] in ("test", "validation") and top[0][1] * 2 > len(values):
+        return top[0][0], top[0][1], len(values)
+    return None
+
+
+def held_out_key(key: str) -> bool:
+    """An argument meant to hold test or eval data (eval_dataset_path, test_split): a test split there is right."""
+    return key.lower().startswith(("eval", "test", "val", "dev", "holdout"))
+
+
+def _arg_paths(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if isinstance(v, str)]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() if not held_out_key(str(k)) for p in _arg_paths(v)]
+    return []
+
+
+def args_split_evidence(args: dict | None) -> tuple[list[tuple[str, str]], bool]:
+    """([(split, evidence)] for the training arguments that name a test or validation split, whether any argument
+    names data or a split at all). Arguments meant for held-out data (eval_*, test_*) are not read."""
+    out: list[tuple[str, str]] = []
+    looked = False
+    for key, value in (args or {}).items():
+        k = str(key).lower()
+        if held_out_key(k):
+            continue
+        if k == "split" or k.endswith("_split"):
+            looked = True
+            split = canonical(value) if isinstance(value, str) else None
+            if split in ("test", "validation"):
+                out.append((split, f"{key}={value!r}"))
+        elif any(w in k for w in ("path", "file", "data", "dir")):
+            for path in _arg_paths(value):
+                looked = True
+                named = named_split(path)
+                if named and named[0] in ("test", "validation"):
+                    out.append((named[0], f"{key}: {named[1]}"))
+                    break
+    return out, looked

@@ -25,7 +25,7 @@ from vlab.env import Environment, Score
 from vlab.env.pool import ScoringPool
 from vlab.env.remote import LOAD_LIMIT, LoadFailed, RemoteEnvironment
 from vlab.kinds.base import KindContext
-from vlab.reward import dataset, leaks, prompts, scoreboard, verdicts
+from vlab.reward import dataset, leaks, prompts, scoreboard, shortcuts, splits, verdicts
 from vlab.reward import probes as rp
 from vlab.reward.conversation import conversation_checks
 from vlab.reward.files import completion_checks, custom_checks
@@ -359,7 +359,7 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     verdicts.determinism_check(result, first, again, [p for b in built + second for p in b.probes])
     if not environment_unit.runs_programs:
         scoreboard.state_leak_check(result, env, opts, golds, rows, built, fn)
-        scoreboard.constant_answer_info(result, env, opts, rows, built, fn)
+        _constant_replies(result, env, opts, ctx, rows, built, fn)
     result.data["scoreboard"] = scoreboard.families(rows, fn)
 
     # the whole dataset (or the --num-examples rows)
@@ -367,12 +367,46 @@ def _probe_checks_now(result: Result, env: Environment, opts: TestRewardRequest,
     prompts.check_prompt_columns(result, scope)
     for unit in kinds.units():
         unit.dataset_checks(result, ctx)
-    leaks.check_answer_leak(result, scope, golds)
-    leaks.check_test_split(result, scope, opts.env_args)
+    prompts.check_prompt_task(result, [r for r in scope if ctx.kinds[r.index].kind == "label"], golds, opts.env_args)
+    leaks.check_answer_leak(result, scope, golds, leaks.kind_forms(ctx))
+    splits.check_test_split(result, scope, opts.env_args)
+    splits.check_loaded_split(result, scope, env.num_rows(), opts.env_args, opts.env)
     check_validate(result, env, scope, opts.timeout)
     dataset.reach_from_probes(result, env, opts, scope, golds, ctx.kinds, rows, built, fn, PROGRAM_ROWS_AT_ONCE)
     last.append(lambda: verdicts.evidence(result, rows))  # after every verdict that reads the probes
     return first + again
+
+
+def _constant_replies(
+    result: Result, env: Environment, opts: TestRewardRequest, ctx: KindContext, rows: list, built: list, fn
+) -> None:
+    """constant_answer: the data's most common golds and its refusal-style answers, given to every row of the whole
+    data in the format the gold earned the reward with (``reward.shortcuts``)."""
+    from vlab.reward.judge_data import row_lists
+
+    established = [(rr, b) for rr, b in zip(rows, built) if rp.gold_established(rr)]
+    if not established:
+        result.skip("constant_answer", "no probed row has a gold that beats wrong answers to compare with")
+        return
+    template = rp.best_format(*established[0])
+    top = max(rp.value(rp.best_gold(rr), fn) for rr, _ in established)
+    right_lists = {}
+    for r in ctx.scope:
+        right = row_lists(r)[0] + ([str(a) for a in r.answer] if isinstance(r.answer, (list, tuple)) else [])
+        if right:
+            right_lists[r.index] = right
+
+    probe = rp.Probe("constant", "constant", "")
+
+    def score(items: list) -> list:
+        scores = env.score_sync([(row, rp.fill(template, text)) for row, text in items], opts.timeout, opts.concurrency)
+        scored = [rp.ProbeScore(probe, s) for s in scores]
+        return [rp.value(ps, fn) if rp.got_score(ps, fn) else None for ps in scored]
+
+    golds = {r.index: ctx.golds[r.index] for r in ctx.scope}
+    distinct = len({str(g).strip().casefold() for g in golds.values() if g not in (None, "")})
+    closed = ctx.state.get("environment") in shortcuts.CLOSED_KINDS or (distinct <= 10 and distinct * 5 <= len(golds))
+    shortcuts.check_constant_replies(result, ctx.scope, golds, right_lists, score, top, closed)
 
 
 def _without_golds(

@@ -80,6 +80,12 @@ def matched_records(rows: list[Row], env_args: dict[str, Any], env_spec: str) ->
     return out
 
 
+def match_record(row: Row, records: list[dict[str, Any]], texts: list[dict[str, str]]) -> dict[str, Any] | None:
+    """The record a row's prompt or reference was built from, by content alone (ids are no evidence here: another
+    split's file numbers its rows the same way). ``texts``: each record's strings of MIN_TEXT characters or more."""
+    return _by_prompt(row, records, texts) or _by_gold(row, records, texts)
+
+
 def _by_gold(row: Row, records: list[dict], texts: list[dict]) -> dict | None:
     gold = row.answer if isinstance(row.answer, str) else row_fields(row).get("answer")
     gold = gold.strip() if isinstance(gold, str) else ""

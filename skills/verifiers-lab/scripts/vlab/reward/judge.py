@@ -30,7 +30,7 @@ from vlab.core import secrets
 from vlab.core.installed import load_scale
 from vlab.core.result import EXIT_EXTERNAL, EXIT_FAIL, Result, UsageError
 from vlab.env import Score
-from vlab.reward import data_file, judge_data
+from vlab.reward import data_file, judge_data, leaks, splits
 from vlab.reward import probes as rp
 from vlab.reward.health import service_failure, training_effect
 from vlab.reward.judge_forms import LIMIT_ARG, Scored, form_reply, forms_check, time_limit_check
@@ -172,11 +172,13 @@ def run_judge_checks(result: Result, env, opts, server: JudgeServer, settings: J
         right, wrong, _ = judge_data.row_lists(row, records.get(row.index))
         built += [(row, pid, text) for pid, text in judge_data.list_probes(str(gold), right, wrong)]
 
-    # the gold first, alone: the judge's calls and tokens per scored rollout
+    # the gold first, alone: the judge's calls and tokens per scored rollout, and the judge prompts they sent
     gold_items = [(row, text) for row, pid, text in built if pid == "gold"]
     server.reset()
+    server.keep_prompts = True
     gold_scores = env.score_sync(gold_items, opts.timeout, opts.concurrency)
-    usage = server.usage()
+    server.keep_prompts = False
+    usage, judge_prompts = server.usage(), server.take_prompts()
     rest = [(row, pid, text) for row, pid, text in built if pid != "gold"]
     rest_scores = env.score_sync([(row, text) for row, _, text in rest], opts.timeout, opts.concurrency)
     scored = [Scored(row.index, "gold", s, fn) for (row, _), s in zip(gold_items, gold_scores)]
@@ -185,13 +187,19 @@ def run_judge_checks(result: Result, env, opts, server: JudgeServer, settings: J
     for s in scored:
         by_row.setdefault(s.row, {})[s.probe] = s
 
+    data_golds = {r.index: rp.gold_value(r.answer) for r in data_rows}
+    leaked = leaks.check_answer_leak(result, data_rows, data_golds, leaks.kind_forms(_kinds(data_rows, data_golds)))
     _gold_check(result, by_row, env)
     _below_gold(result, by_row, "judge_injection", HACKS, fail=True)
-    _below_gold(result, by_row, "judge_shortcuts", SHORTCUTS, fail=True)
+    _below_gold(result, by_row, "judge_shortcuts", SHORTCUTS, fail=True, leaked=leaked)
     _below_gold(result, by_row, "judge_first_sentence", ("reference_first_sentence",), fail=False)
     _reworded_check(result, by_row, opts.margin)
-    judge_data.check_answer_lists(result, by_row, opts.margin)
+    shown = judge_data.lists_shown([r for r, _ in golds], records, judge_prompts)
+    judge_data.check_answer_lists(result, by_row, opts.margin, shown)
     judge_data.check_judge_data(result, data_rows, records)
+    _constant_replies(result, env, opts, data_rows, data_golds, records, by_row, fn)
+    splits.check_test_split(result, data_rows, opts.env_args)
+    splits.check_loaded_split(result, data_rows, env.num_rows(), opts.env_args, opts.env)
     if settings.stub:
         forms_check(result, by_row)
     _determinism(result, env, opts, built, scored)
@@ -249,7 +257,39 @@ def _gold_check(result: Result, by_row: dict[int, dict[str, Scored]], env) -> No
         )
 
 
-def _below_gold(result: Result, by_row, check: str, probes: tuple[str, ...], fail: bool) -> None:
+def _kinds(rows: list, golds: dict):
+    """The rows' answer kinds, as the probes' path assigns them (for the kinds' forms of a gold)."""
+    from vlab import kinds
+    from vlab.kinds.base import KindContext
+
+    ctx = KindContext(rows, golds, {})
+    kinds.assign(ctx)
+    return ctx
+
+
+def _constant_replies(result: Result, env, opts, rows: list, golds: dict, records: dict, by_row, fn) -> None:
+    """constant_answer for a judge: the data's most common references and refusal-style answers, each given as the
+    reply on JUDGE_ROWS rows the data says it is right for and as many others (``reward.shortcuts``)."""
+    from vlab.reward import shortcuts
+
+    tops = [p["gold"].value for p in by_row.values() if p["gold"].value is not None]
+    if not tops:
+        result.skip("constant_answer", "the gold got no score from the judge: nothing to compare a constant reply with")
+        return
+    right_lists = {r.index: judge_data.row_lists(r, records.get(r.index))[0] for r in rows}
+
+    def score(items: list) -> list:
+        scores = env.score_sync(items, opts.timeout, opts.concurrency)
+        return [Scored(row.index, "constant", s, fn).value for (row, _), s in zip(items, scores)]
+
+    shortcuts.check_constant_replies(
+        result, rows, golds, right_lists, score, max(tops), closed=False, per_reply=shortcuts.JUDGE_ROWS
+    )
+
+
+def _below_gold(
+    result: Result, by_row, check: str, probes: tuple[str, ...], fail: bool, leaked: dict | None = None
+) -> None:
     bad = []
     for r, p in by_row.items():
         gold = p["gold"].value
@@ -278,6 +318,13 @@ def _below_gold(result: Result, by_row, check: str, probes: tuple[str, ...], fai
             "fence the response as data in the judge prompt (escape what could close the fence), read the verdict "
             "from the judge's last line only, and pre-check empty / over-long / copied replies"
         )
+        copied = sorted(r for r, p in by_row.items() if r in (leaked or {}) and _paid(p, "copy_question"))
+        if copied:  # the question carries the reference: copying it is copying the answer, the real cause
+            message += (
+                f"; the prompt of row(s) {', '.join(map(str, copied[:10]))} shows the reference itself (answer_leak: "
+                f"{leaked[copied[0]].source}, {leaked[copied[0]].how}), so copying the question copies the answer"
+            )
+            hint = "take the reference out of the policy's prompt (answer_leak names where it is); then " + hint
         (result.fail if fail else result.warn)(check, message, hint)
     else:
         errored = len(tried) - len(scored)
@@ -287,6 +334,11 @@ def _below_gold(result: Result, by_row, check: str, probes: tuple[str, ...], fai
             + (f", {errored} errored: a judge error is never paid" if errored else "")
             + ")",
         )
+
+
+def _paid(probes: dict, pid: str) -> bool:
+    gold, s = probes["gold"].value, probes.get(pid)
+    return gold is not None and s is not None and s.error is None and s.value is not None and s.value >= gold
 
 
 def _reworded_check(result: Result, by_row, margin: float) -> None:

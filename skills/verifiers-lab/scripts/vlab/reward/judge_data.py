@@ -76,10 +76,49 @@ def list_probes(gold: str, right: list[str], wrong: list[str]) -> list[tuple[str
     return out
 
 
-def check_answer_lists(result: Result, by_row: dict, margin: float) -> None:
-    """judge_answer_lists: an answer the row lists as wrong earns less than the gold (fail otherwise: the
-    judge is never told it is wrong); one it lists as right earns about what the gold earns (a warning
-    otherwise: stricter than the data, the judge is not shown the list)."""
+def _squash(text: str) -> str:
+    return " ".join(str(text).lower().split()).strip(" .")
+
+
+def lists_shown(rows: list[Row], records: dict[int, dict[str, Any]], prompts: list[str]) -> dict[int, dict[str, Any]]:
+    """Row index -> which of its answer lists the judge prompt sent for its gold leaves out: {"right": column or
+    None, "wrong": column or None}, for the rows whose judge prompt was seen (the one that holds its reference)."""
+    squashed = [_squash(p) for p in prompts]
+    out: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        gold = rp.gold_value(row.answer)
+        if not gold or not squashed:
+            continue
+        mine = [p for p in squashed if _squash(gold) in p]
+        if not mine:
+            continue
+        right, wrong, wrong_column = row_lists(row, records.get(row.index))
+        right_column = _list_column(row, records.get(row.index), CORRECT_LIST_NAMES)
+        others = [a for a in right if not _same(a, gold)]
+        found: dict[str, Any] = {}
+        if others and not any(_squash(a) in p for a in others for p in mine):
+            found["right"] = right_column or "the correct answers"
+        if wrong and not any(_squash(a) in p for a in wrong for p in mine):
+            found["wrong"] = wrong_column or "the incorrect answers"
+        out[row.index] = found
+    return out
+
+
+def _list_column(row: Row, record: dict[str, Any] | None, names: list[str]) -> str | None:
+    for source in (row_fields(row), record or {}):
+        for key, value in source.items():
+            if normalise(str(key)) in names and value not in (None, "", [], {}):
+                return str(key)
+    return None
+
+
+def check_answer_lists(
+    result: Result, by_row: dict, margin: float, shown: dict[int, dict[str, Any]] | None = None
+) -> None:
+    """judge_answer_lists: a judge prompt that leaves out a list of right or wrong answers the data has fails
+    (``shown``: what the judge prompts sent for the golds left out, ``lists_shown``), and so does what follows from
+    it: an answer the row lists as wrong earning the gold's reward, or one it lists as right earning less (the
+    rows whose other right answers score lower are named)."""
     paid, refused, tried = [], [], 0
     for r, p in by_row.items():
         gold = p["gold"].value
@@ -91,32 +130,58 @@ def check_answer_lists(result: Result, by_row: dict, margin: float) -> None:
                 continue
             tried += 1
             if pid == "listed_incorrect" and s.value >= gold:
-                paid.append(f"row {r}: {s.value:g} >= gold {gold:g}")
+                paid.append((r, f"row {r}: {s.value:g} >= gold {gold:g}"))
             if pid == "listed_correct" and s.value < gold - margin:
-                refused.append(f"row {r}: {s.value:g} vs gold {gold:g}")
-    if not tried:
+                refused.append((r, f"row {r}: {s.value:g} vs gold {gold:g}"))
+    missing: dict[str, list[tuple[int, str]]] = {}
+    for r, found in (shown or {}).items():
+        for which, column in found.items():
+            missing.setdefault(which, []).append((r, column))
+    if not tried and not missing:
         return
+    problems, steps = [], []
+    for which, flag, constant in (
+        ("right", "--correct-answers-column", "CORRECT_ANSWERS_COLUMN"),
+        ("wrong", "--incorrect-answers-column", "INCORRECT_ANSWERS_COLUMN"),
+    ):
+        rows = missing.get(which)
+        if rows:
+            column = rows[0][1]
+            problems.append(
+                f"the judge prompt leaves out the row's list of {'right' if which == 'right' else 'wrong'} answers "
+                f"({column!r}) on {len(rows)} of {len(shown or {})} rows seen (example_id "
+                f"{', '.join(str(r) for r, _ in rows[:10])})"
+            )
+            steps.append(f"show the judge the row's {column!r} list ({constant}; new_env {flag})")
     if paid:
-        result.fail(
-            "judge_answer_lists",
-            f"an answer the data lists as wrong earned the gold's reward ({paid[0]}; {len(paid)} rows): the judge "
-            "is not shown the row's incorrect answers",
-            "show the judge the row's incorrect answers (the judge templates' INCORRECT_ANSWERS_COLUMN; new_env "
-            "--incorrect-answers-column)",
+        problems.append(
+            f"an answer the data lists as wrong earned the gold's reward ({paid[0][1]}; {len(paid)} rows): the judge "
+            "is not shown the row's incorrect answers"
         )
-    elif refused:
-        result.warn(
-            "judge_answer_lists",
-            f"an answer the data lists as right earned less than the gold ({refused[0]}; {len(refused)} rows): "
-            "the judge is not shown the row's other correct answers, so it is stricter than the data",
-            "show the judge the row's correct answers (CORRECT_ANSWERS_COLUMN; new_env --correct-answers-column)",
+        if not missing.get("wrong"):
+            steps.append(
+                "show the judge the row's incorrect answers (INCORRECT_ANSWERS_COLUMN; new_env --incorrect-answers-column)"
+            )
+    if refused:
+        problems.append(
+            f"an answer the data lists as right earns less than the gold on {len(refused)} rows (example_id "
+            f"{', '.join(str(r) for r, _ in refused[:10])}; {refused[0][1]}): the policy is paid less for the "
+            "data's other right answers than for the reference's wording"
         )
-    else:
-        result.passed(
-            "judge_answer_lists",
-            f"answers the data lists as wrong earn less than the gold, those it lists as right about as much "
-            f"({tried} probes)",
-        )
+        if not missing.get("right"):
+            steps.append(
+                "show the judge the row's correct answers (CORRECT_ANSWERS_COLUMN; new_env --correct-answers-column)"
+            )
+    if problems:
+        result.fail("judge_answer_lists", "; ".join(problems), "; ".join(dict.fromkeys(steps)))
+        for step in dict.fromkeys(steps):
+            result.step(step)
+        return
+    result.passed(
+        "judge_answer_lists",
+        f"the judge prompt shows the row's answer lists, answers the data lists as wrong earn less than the gold, "
+        f"those it lists as right about as much ({tried} probes)",
+    )
 
 
 def check_judge_data(result: Result, rows: list[Row], records: dict[int, dict[str, Any]]) -> None:

@@ -41,6 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 STUB_MODEL = "vlab-stub-judge"
+MAX_KEPT = 2000  # judge prompts kept at most while ``keep_prompts`` is on
 FORM_MARK = "[vlab-judge-form:{name}]"
 _FORM_RE = re.compile(r"\[vlab-judge-form:([a-z0-9_]+)\]")
 
@@ -241,6 +242,8 @@ class JudgeServer:
         self._stopping = threading.Event()
         self.hang_seconds = 60.0  # how long the judge_hang form holds a call before dropping it
         self.calls = self.prompt_tokens = self.completion_tokens = self.failures = 0
+        self.keep_prompts = False  # keep the judge prompts served (``take_prompts``): what the judge was shown
+        self._prompts: list[str] = []
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -343,6 +346,18 @@ class JudgeServer:
         with self._lock:
             self.calls = self.prompt_tokens = self.completion_tokens = self.failures = 0
 
+    def take_prompts(self) -> list[str]:
+        """The judge prompts kept while ``keep_prompts`` was on (at most MAX_KEPT), emptied."""
+        with self._lock:
+            out, self._prompts = self._prompts, []
+        return out
+
+    def _keep(self, body: dict) -> None:
+        if self.keep_prompts:
+            with self._lock:
+                if len(self._prompts) < MAX_KEPT:
+                    self._prompts.append(_prompt_text(body))
+
     def _failure(self, body: dict) -> str | None:
         """The failure form a stub request asks for, if any (a proxied request never fails on purpose)."""
         if self.upstream:
@@ -356,6 +371,7 @@ class JudgeServer:
         return None
 
     def _complete(self, body: dict) -> tuple[int, dict]:
+        self._keep(body)
         if self.upstream:
             return self._forward(body)
         prompt = _prompt_text(body)

@@ -1,66 +1,87 @@
-"""Checks on what the data gives away: a prompt that shows its own gold answer, a test split trained on.
+"""``answer_leak``: a prompt that shows its row's gold answer, in any form the data or the row's kind knows it in.
 
-Read from every row (no scoring):
+Read from every row (no scoring). The forms of a row's gold: the gold as stored, each item of an answer list
+(NQ-open's aliases), the gold without its LaTeX wrapping (``$...$``, ``\\text{}``, ``\\dfrac``), and every form the
+row's answer kind knows (``KindUnit.gold_forms``: an alias, a normalised spelling, a test's expected output). The
+prompt is every message the policy is shown (system, few-shot, user). A row leaks when its prompt
 
-- ``answer_leak``: a row leaks when its prompt (every message, the system prompt included) carries the
-  gold *as an answer*: a ``\\boxed{...}`` or ``#### ...`` whose content is the gold (the same text once
-  spaces are stripped, or the same value to math-verify), or the text of a row column that is a worked
-  solution ending in the gold (MATH's ``solution`` copied into the prompt). A number that merely appears
-  in the problem ("5 apples" for a gold of 5) is no evidence; neither is a boxed value the prompts of
-  other rows show too without it being their gold (a worked example, a format sample). The column named
-  is the shortest row field that carries the evidence and appears in the prompt, else the system prompt.
-- ``test_split`` (a warning, never a fail): the data looks like a test split: a dataset file in the
-  environment arguments named like one (``test.jsonl``, ``math_test.parquet``, ``test-*.parquet``, a
-  ``test/`` folder), a split argument naming ``test``, or most rows' ids starting ``test/``, ``test_``
-  or ``test-`` (MATH's ``test/precalculus/807.json``). ``named_test_split`` and ``ids_like_test_split`` are the
-  rules inspect_dataset's ``test-split`` warning applies to the file it read and its sampled rows.
+- carries a **solution column** of the data: the text of a row field named like a worked solution
+  (``solution``, ``rationale``, ``explanation``...) of five words or more, or any field stating the gold as
+  ``\\boxed{}`` / ``####`` (MATH's ``solution`` copied into the prompt);
+- **states a form as the answer**: ``\\boxed{X}``, ``#### X``, ``the answer is X``, ``Answer: X`` (the same text
+  once spaces are stripped, or the same value to math-verify);
+- has a **hint or solution section** (``Hint:``, ``Solution:``, ``Explanation:``...) that states a form, or a text
+  form that the question before it does not;
+- shows a **long form verbatim** (four words or more, or 25 characters: a judge's reference, a program, a test's
+  expected output), or a short one in what the prompt adds to the row's own data (the prompt minus its question,
+  passage and other columns: "(The answer is Paris.)" appended).
+
+Never a leak: a form the prompts show as often beside other golds as beside this one (a label list, a format
+example "e.g. \\boxed{B}", a worked example every prompt shares, a number in an instruction); a gold that is one of
+the row's own options (a list field the prompt shows, the gold among other items); a number in the problem itself.
+The result names the rows, where the gold was found and in which form; at least ``LEAK_FAIL_SHARE`` of the rows
+checked (and one) is a failure.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from pathlib import PurePosixPath
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from vlab.core.result import Result
 from vlab.env import Row
-from vlab.inspect.splits import canonical
+from vlab.inspect.references import SOLUTION_FIELDS
+from vlab.inspect.roles import CORRECT_LIST_NAMES, normalise
 from vlab.kinds.number.equivalence import same_value, without_separators
 from vlab.kinds.rows import row_fields
 
 LISTED = 20  # example ids named per source in the message (all of them in data.row_findings)
 SPELLINGS = 4  # a leaked value sits beside its own gold only, in at most this many spellings
 LEAK_FAIL_SHARE = 0.05  # at least this share of the rows checked leaking (and one row) is a fail
-# Columns holding a worked solution: its final answer (the last number, "Answer: C") counts as the gold's
-# even without \boxed or ####. Any other column counts only through \boxed{gold} / #### gold.
-SOLUTION_FIELDS = (
-    "solution",
-    "solutions",
-    "worked_solution",
-    "reference_solution",
-    "rationale",
-    "explanation",
-    "reasoning",
-    "chain_of_thought",
-    "cot",
-    "steps",
-    "answer",
-    "full_answer",
-    "generation",
-)
-ID_FIELDS = ("unique_id", "id", "task_id", "problem_id", "question_id", "uid", "qid", "sample_id", "idx")
+LONG_WORDS, LONG_CHARS = 4, 25  # a form this long is never in a prompt by chance: found anywhere, it leaks
+MAX_CARRIER_ROWS = 2000  # rows a candidate form is looked for in, to tell a row's leak from a shared text
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _HASH = re.compile(r"####[ \t]*([^\n]+)")
+# "the answer is X", "Answer: X", "correct answer = X" (the value runs to the end of the sentence or line)
+_STATED = re.compile(
+    r"\b(?:final\s+|correct\s+|right\s+|true\s+)?answer\s*(?:is|was|would be|:|=)\s*:?\s*(?P<v>[^\n]{1,200})", re.I
+)
+# a section the prompt adds that gives the answer away: its heading up to the next blank line (or the end)
+_SECTION = re.compile(
+    r"(?:^|\n|[(\[]|(?<=[.!?])\s)\s*(?P<h>hints?|solutions?|worked solution|explanation|rationale|reasoning|"
+    r"reference answer|answer key)\s*[:\-]\s*(?P<b>.+?)(?=\n\s*\n|$)",
+    re.I | re.S,
+)
 _FINAL_WORD = re.compile(r"answer(?:\s+is)?\s*[:=]?\s*\(?\$?([^\s()$]+?)\$?\)?\s*\.?\s*$", re.I)
 _LAST_NUMBER = re.compile(r"(-?\d[\d,]*(?:\.\d+)?|\\d?frac\{[^{}]*\}\{[^{}]*\})\s*\$?\s*\.?\s*$")
-_TEST_ID = re.compile(r"test[/_-]", re.I)
-_DATA_SUFFIX = re.compile(r"\.(?:jsonl?|csv|tsv|parquet|arrow|feather|txt)$", re.I)
-_COMPRESSED = re.compile(r"\.(?:gz|bz2|xz|zst)$", re.I)
-_WORD = re.compile(r"[A-Za-z]+")
+_LATEX_TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 
 
-# -- answer leak ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Form:
+    """One form of a row's gold: its text and what it is ("the gold", "an alias of the gold", a kind's form)."""
+
+    text: str
+    what: str
+
+
+@dataclass(frozen=True)
+class Leak:
+    """Where a row's prompt shows its gold (``source``), how (``how``), in which form, and the evidence."""
+
+    source: str
+    how: str
+    form: str
+    evidence: str
+
+
+FormsOf = Callable[[Row, str], list[Any]]  # the kind's forms of a row's gold: texts, or (text, what it is)
+
+
+# -- text ----------------------------------------------------------------------------------------
 
 
 def _norm(text: Any) -> str:
@@ -79,6 +100,18 @@ def _content(message: dict) -> str:
     return str(content or "")
 
 
+def _short(text: str, n: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _word_in(form: str, text: str) -> bool:
+    """The (normalised) form occurs in the (normalised) text as a whole word or phrase."""
+    if not form or form not in text:
+        return False
+    return re.search(r"(?<![a-z0-9])" + re.escape(form) + r"(?![a-z0-9])", text) is not None
+
+
 def boxed_all(text: str) -> list[tuple[str, str]]:
     """(as written, content) for every \\boxed{...} (and \\fbox{...}) in the text, nested braces kept."""
     out = []
@@ -93,13 +126,18 @@ def boxed_all(text: str) -> list[tuple[str, str]]:
 
 
 def _answers(text: str) -> list[tuple[str, str]]:
-    """(as written, value) for the answer-shaped values a text states: every \\boxed{} and every '#### value'."""
+    """(as written, value) for the answer-shaped values a text states: every \\boxed{}, '#### value' and
+    'the answer is value' / 'Answer: value'."""
     found = boxed_all(text) + [(m.group(0).strip(), m.group(1)) for m in _HASH.finditer(text)]
+    for m in _STATED.finditer(text):
+        value = m.group("v").strip()
+        if value.startswith("\\boxed") or not value:
+            continue  # read as a box above
+        value = re.split(r"(?<=[^\d\s])[.;!?](?:\s|$)|[.;!?](?=\s|$)|\s[(\[]", value)[0].strip(" \"'`*)]")
+        if value:
+            start = max(0, text.rfind(" ", 0, max(0, m.start() - 1)) + 1)  # the word before: "The answer is"
+            found.append((text[start : m.start("v")].strip() + " " + value, value))
     return [(_short(form), value) for form, value in found if value.strip()]
-
-
-def _short(text: str, n: int = 80) -> str:
-    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 def _is_gold(candidate: str, gold: str) -> bool:
@@ -109,7 +147,7 @@ def _is_gold(candidate: str, gold: str) -> bool:
         return False
     if a == b or a.lower() == b.lower():
         return True
-    if len(a) > 100 or len(b) > 100:
+    if len(a) > 100 or len(b) > 100 or not any(c.isdigit() for c in a + b):
         return False
     try:
         return same_value(without_separators(a), without_separators(b))
@@ -141,55 +179,214 @@ def _in_prompt(text: str, prompt: str) -> bool:
     return t[:200] in prompt and t[-200:] in prompt
 
 
-def _leak_sources(row: Row, gold: str, shared: set[str]) -> list[tuple[str, str]]:
-    """(source, evidence) for each way the row's prompt shows its gold; empty when it does not."""
+def _numeric(text: str) -> bool:
+    return bool(re.fullmatch(r"[-+]?[\d.,/\s]+", text.strip()))
+
+
+def _long(form: str) -> bool:
+    return len(form.split()) >= LONG_WORDS or len(form) >= LONG_CHARS
+
+
+# -- the forms of a row's gold -------------------------------------------------------------------------
+
+
+def core_forms(row: Row, gold: str) -> list[Form]:
+    """The gold as stored, the items of an answer list, and the gold without its LaTeX wrapping."""
+    out = [Form(gold, "the gold")]
+    if isinstance(row.answer, (list, tuple)):
+        out += [Form(str(a), "an alias of the gold (an item of its answer list)") for a in row.answer]
+    plain = _LATEX_TEXT.sub(r"\1", gold.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")).strip("$ ")
+    if plain != gold:
+        out.append(Form(plain, "the gold without its LaTeX"))
+    return out
+
+
+def _forms(row: Row, gold: str, forms_of: FormsOf | None) -> list[Form]:
+    out = core_forms(row, gold)
+    for item in (forms_of(row, gold) if forms_of else None) or []:
+        text, what = item if isinstance(item, tuple) else (item, "a form of the gold its answer kind knows")
+        if isinstance(text, str) and text.strip():
+            out.append(Form(text, str(what)))
+    seen, unique = set(), []
+    for f in out:
+        k = _norm(f.text)
+        if k and k not in seen:
+            seen.add(k)
+            unique.append(f)
+    return unique
+
+
+def kind_forms(ctx) -> FormsOf:
+    """The forms the row's answer kind knows, through its unit's ``gold_forms`` hook (``ctx``: a KindContext)."""
+    from vlab import kinds
+
+    def forms_of(row: Row, gold: str) -> list[Any]:
+        kind = ctx.kinds.get(row.index) if ctx is not None else None
+        if kind is None:
+            return []
+        try:
+            return list(kinds.unit(kind.kind).gold_forms(row, gold, kind, ctx) or [])
+        except KeyError:
+            return []
+
+    return forms_of
+
+
+# -- one row ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Prompt:
+    """A row's prompt as the rules read it."""
+
+    messages: list[tuple[str, str]]  # (role, text) of every message
+    whole: str  # every message, normalised
+    own: str  # the messages no other row shows word for word, normalised
+    added: str  # ``own`` less the row's own data (question, passage, options...): what the prompt adds
+    options: set[str]  # the row's own options shown in the prompt (a gold among them is no leak)
+
+
+def _prompt(row: Row, shared_texts: set[str]) -> _Prompt:
     messages = [(str(m.get("role") or ""), _content(m)) for m in row.prompt]
-    prompt = _norm(" ".join(text for _, text in messages))
-    shown = []  # (evidence, role): gold-stating answers in the prompt that other rows do not show as well
-    for role, text in messages:
-        for form, value in _answers(text):
-            if _key(value) not in shared and _is_gold(value, gold):
-                shown.append((form, role))
-    fields = []  # (length, name, evidence): columns in the prompt that state the gold
+    whole = _norm(" ".join(text for _, text in messages))
+    own = _norm(" ".join(text for _, text in messages if _norm(text) not in shared_texts))
+    added = own
+    options: set[str] = set()
+    fields = row_fields(row)
+    for name, value in sorted(fields.items(), key=lambda kv: -len(str(kv[1]))):
+        key = normalise(str(name))
+        if isinstance(value, str) and len(value.strip()) >= 16 and not _gold_field(key):
+            t = _norm(value)
+            if t in added:
+                added = added.replace(t, " ")
+        elif isinstance(value, (list, tuple)) and len(value) >= 2 and not _answer_list(key):
+            items = [_norm(v) for v in value if isinstance(v, (str, int, float))]
+            if sum(1 for i in items if i and i in whole) >= 2:  # a list the prompt shows: options, labels
+                options |= set(items)
+    return _Prompt(messages, whole, own, " ".join(added.split()), options)
+
+
+def _gold_field(key: str) -> bool:
+    """A field holding the answer (the gold, a solution, a list of right answers): never the row's own text."""
+    return key in {normalise(f) for f in SOLUTION_FIELDS} or key in CORRECT_LIST_NAMES or "answer" in key
+
+
+def _answer_list(key: str) -> bool:
+    """A list field of right answers (aliases), not options: the gold in it is the answer, not one choice of many."""
+    return (
+        key in CORRECT_LIST_NAMES
+        or key in ("answer", "goldanswer", "target", "targets")
+        or (key in {normalise(f) for f in SOLUTION_FIELDS})
+    )
+
+
+def _solution_columns(row: Row, gold: str, p: _Prompt, shared: set[str]) -> Leak | None:
+    """A row column in the prompt that is a worked solution, or that states the gold as \\boxed{} / ####;
+    the most specific (shortest) one is named."""
+    fields = []  # (length, name, evidence)
     question = _norm(row.question)
     for name, value in row_fields(row).items():
-        if not isinstance(value, str) or len(value.strip()) < len(gold) + 4 or not _in_prompt(value, prompt):
+        if not isinstance(value, str) or len(value.strip()) < len(gold) + 4 or not _in_prompt(value, p.whole):
             continue
         if name == "prompt" and _norm(value) == question:  # a v1 task's own prompt text, no source column
             continue
         stated = [form for form, v in _answers(value) if _key(v) not in shared and _is_gold(v, gold)]
-        if stated:
-            fields.append((len(value), str(name), stated[-1]))
-        elif str(name).lower() in SOLUTION_FIELDS and len(value.split()) >= 5:
+        boxed = [f for f in stated if f.startswith(("\\boxed", "\\fbox", "####"))]
+        if boxed:
+            fields.append((len(value), str(name), boxed[-1]))
+        elif str(name).lower() in SOLUTION_FIELDS and len(value.split()) >= 5 and _norm(value) != _norm(gold):
             final = _final_answer(value)
             if final is not None and _is_gold(final, gold):
                 fields.append((len(value), str(name), f"a worked solution ending in {_short(final.strip())!r}"))
-    if fields:  # the most specific column: a solution copied into the question names the solution
-        _, name, evidence = min(fields)
-        return [(f"the {name!r} column", evidence)]
-    if shown:
-        evidence, role = shown[0]
-        where = (
-            "the system prompt" if role == "system" else "the prompt (the columns it is built from, QUESTION_COLUMN)"
-        )
-        return [(where, evidence)]
-    return []
+            else:
+                fields.append((len(value), str(name), f"its text ({_short(value, 60)!r})"))
+    if not fields:
+        return None
+    _, name, evidence = min(fields)
+    return Leak(f"the {name!r} column", "a solution column of the data", "the gold", evidence)
 
 
-def _shared_answers(rows: list[Row], golds: dict[int, str | None]) -> set[str]:
+def _where(role: str) -> str:
+    return "the system prompt" if role == "system" else "the prompt (the columns it is built from, QUESTION_COLUMN)"
+
+
+def _stated(p: _Prompt, forms: list[Form], shared: set[str]) -> Leak | None:
+    """A form stated as the answer: \\boxed{}, ####, 'the answer is', 'Answer:'."""
+    for role, text in p.messages:
+        for written, value in _answers(text):
+            if _key(value) in shared or _norm(value) in p.options:
+                continue
+            for f in forms:
+                if _is_gold(value, f.text):
+                    return Leak(_where(role), "stated as the answer", f.what, written)
+    return None
+
+
+def _sections(p: _Prompt, forms: list[Form], shared_texts: set[str], shared: set[str]) -> Leak | None:
+    """A hint or solution section the prompt adds that states a form, or shows a text form its question lacks."""
+    for role, text in p.messages:
+        if _norm(text) in shared_texts:
+            continue
+        for m in _SECTION.finditer(text):
+            body, before = m.group("b"), _norm(text[: m.start()])
+            final = _final_answer(body)
+            for f in forms:
+                form = _norm(f.text)
+                if final is not None and _key(final) not in shared and _is_gold(final, f.text):
+                    hit = True
+                else:
+                    hit = (
+                        not _numeric(f.text)
+                        and form not in p.options
+                        and _word_in(form, _norm(body))
+                        and not _word_in(form, before)
+                    )
+                if hit:
+                    heading = m.group("h").strip().capitalize()
+                    return Leak(_where(role), f"in a {heading!r} section", f.what, _short(m.group(0).strip()))
+    return None
+
+
+def _verbatim(p: _Prompt, forms: list[Form]) -> list[tuple[Form, str]]:
+    """(form, 'verbatim' | 'added') for the forms the prompt shows, the longest first (the most specific names the
+    leak: an alias 'City of Paris' over the gold 'Paris' inside it): a long one anywhere the row's own messages are,
+    a short one in what the prompt adds to the row's data."""
+    out = []
+    forms = sorted(forms, key=lambda f: -len(f.text))
+    for f in forms:
+        form = _norm(f.text)
+        if form in p.options or len(_key(form)) < 1:
+            continue
+        if _long(form) and _word_in(form, p.own):
+            out.append((f, "verbatim"))
+        elif _word_in(form, p.added):
+            out.append((f, "added"))
+    return out
+
+
+# -- every row -----------------------------------------------------------------------------------------
+
+
+def _shared_texts(rows: list[Row]) -> set[str]:
+    """Messages several rows show word for word (a system prompt, shared few-shot examples)."""
+    texts = Counter(_norm(t) for row in rows for t in {_content(m) for m in row.prompt})
+    return {t for t, n in texts.items() if n > 1}
+
+
+def _shared_answers(rows: list[Row], golds: dict[int, str | None], shared_texts: set[str]) -> set[str]:
     """Answers the prompts show whatever their row's gold: a value in a message several rows share word for word
-    (a system prompt's "e.g. \\boxed{B}"), or boxed in as many prompts (or more) where it is not the gold as where
+    (a system prompt's "e.g. \\boxed{B}"), or stated in as many prompts (or more) where it is not the gold as where
     it is (a worked example, a format sample), is no row's leak.
 
     A value shown beside more than SPELLINGS different golds is shared without asking math-verify (one value
     has only a few spellings): a few-shot prompt over 10,000 rows costs no 10,000 comparisons."""
     carriers: dict[str, list[str]] = {}  # a value the prompts show -> the golds of the rows showing it
-    texts = Counter(_norm(_content(m)) for row in rows for m in {_content(m): m for m in row.prompt}.values())
     shared = set()
     for row in rows:
         for m in row.prompt:
-            values = {_key(v) for _, v in _answers(_content(m))}
-            if texts[_norm(_content(m))] > 1:  # a message several rows share (a system prompt's format example)
+            text = _content(m)
+            values = {_key(v) for _, v in _answers(text)}
+            if _norm(text) in shared_texts:
                 shared |= values
             for key in values:
                 carriers.setdefault(key, []).append(str(golds.get(row.index) or ""))
@@ -204,162 +401,127 @@ def _shared_answers(rows: list[Row], golds: dict[int, str | None]) -> set[str]:
     return shared
 
 
-def check_answer_leak(result: Result, rows: list[Row], golds: dict[int, str | None]) -> None:
+def _carried_elsewhere(
+    form: str, where: str, prompts: list[_Prompt], owners: dict[str, set[int]], sample: list[int]
+) -> bool:
+    """The form shows in at least as many prompts of rows whose gold it is not as of rows whose gold it is (a
+    label list, an instruction's word, an option every row shows): no row's leak."""
+    mine = others = 0
+    for k in sample:
+        text = prompts[k].own if where == "verbatim" else prompts[k].added
+        if _word_in(form, text):
+            if k in owners.get(form, ()):
+                mine += 1
+            else:
+                others += 1
+    return others >= max(1, mine)
+
+
+def find_leaks(rows: list[Row], golds: dict[int, str | None], forms_of: FormsOf | None = None) -> dict[int, Leak]:
+    """Row index -> how its prompt shows its gold, for the rows that do (see the module's docstring)."""
+    checked = [r for r in rows if golds.get(r.index) not in (None, "") and str(golds[r.index]).strip()]
+    shared_texts = _shared_texts(checked)
+    shared = _shared_answers(checked, golds, shared_texts)
+    prompts = [_prompt(r, shared_texts) for r in checked]
+    forms = [_forms(r, str(golds[r.index]), forms_of) for r in checked]
+    owners: dict[str, set[int]] = {}
+    for k, fs in enumerate(forms):
+        for f in fs:
+            owners.setdefault(_norm(f.text), set()).add(k)
+    step = max(1, len(checked) // MAX_CARRIER_ROWS)
+    sample = list(range(0, len(checked), step))
+    verdicts: dict[tuple[str, str], bool] = {}  # (form, where) -> shared with other rows
+    found: dict[int, Leak] = {}
+    for k, row in enumerate(checked):
+        gold, p = str(golds[row.index]), prompts[k]
+        leak = (
+            _solution_columns(row, gold, p, shared)
+            or _stated(p, forms[k], shared)
+            or _sections(p, forms[k], shared_texts, shared)
+        )
+        if leak is None:
+            for f, where in _verbatim(p, forms[k]):
+                key = (_norm(f.text), where)
+                if key not in verdicts:
+                    verdicts[key] = _carried_elsewhere(key[0], where, prompts, owners, sorted({*sample, k}))
+                if not verdicts[key]:
+                    how = "shown verbatim" if where == "verbatim" else "added to the row's own text"
+                    leak = Leak(_where("user"), how, f.what, repr(_short(f.text)))
+                    break
+        if leak is not None:
+            found[row.index] = leak
+    return found
+
+
+def check_answer_leak(
+    result: Result, rows: list[Row], golds: dict[int, str | None], forms_of: FormsOf | None = None
+) -> dict[int, Leak]:
     """answer_leak over the rows with a gold: fail when at least LEAK_FAIL_SHARE of them (and one) leak,
-    warn on fewer; every leaking row is listed in data.row_findings."""
+    warn on fewer; every leaking row is listed in data.row_findings. Returns the leaks by row index."""
     checked = [r for r in rows if golds.get(r.index) not in (None, "") and str(golds[r.index]).strip()]
     if not checked:
         result.skip("answer_leak", "no row has a gold answer to look for in its prompt")
-        return
-    shared = _shared_answers(checked, golds)
-    found: list[tuple[Row, str, str]] = []
-    for row in checked:
-        sources = _leak_sources(row, str(golds[row.index]), shared)
-        if sources:
-            found.append((row, *sources[0]))
+        return {}
+    found = find_leaks(checked, golds, forms_of)
     total = len(checked)
     if not found:
         result.passed(
             "answer_leak",
-            f"no prompt shows its gold answer (as \\boxed{{}}, '####' or a worked solution) ({total} rows checked)",
+            "no prompt shows its gold answer in any form checked (the gold, its aliases and its kind's forms; stated "
+            "as the answer, in a hint or solution section, a solution column, or verbatim) "
+            f"({total} rows checked)",
         )
-        return
+        return found
     share = len(found) / total
     failing = share >= LEAK_FAIL_SHARE
     status = "fail" if failing else "warn"
+    by_row = {r.index: r for r in checked}
     result.data.setdefault("row_findings", {})["answer_leak"] = [
-        {"example_id": row.index, "status": status, "problem": f"{source} in the prompt shows the gold: {evidence}"}
-        for row, source, evidence in found
+        {
+            "example_id": i,
+            "status": status,
+            "problem": f"{leak.source} in the prompt shows the gold ({leak.form}, {leak.how}): {leak.evidence}",
+        }
+        for i, leak in found.items()
     ]
-    by_source: dict[str, list[tuple[Row, str]]] = {}
-    for row, source, evidence in found:
-        by_source.setdefault(source, []).append((row, evidence))
+    by_source: dict[tuple[str, str, str], list[tuple[Row, Leak]]] = {}
+    for i, leak in found.items():
+        by_source.setdefault((leak.source, leak.how, leak.form), []).append((by_row[i], leak))
     parts = []
-    for source, hits in sorted(by_source.items(), key=lambda kv: -len(kv[1])):
+    for (source, how, form), hits in sorted(by_source.items(), key=lambda kv: -len(kv[1])):
         ids = [str(row.index) for row, _ in hits]
         listed = ", ".join(ids[:LISTED]) + (f" and {len(ids) - LISTED} more" if len(ids) > LISTED else "")
-        parts.append(f"from {source} on {len(ids)} row(s) (example_id {listed}; e.g. {hits[0][1]})")
+        parts.append(
+            f"from {source} on {len(ids)} row(s), {form} {how} (example_id {listed}; e.g. {hits[0][1].evidence})"
+        )
     message = f"{len(found)}/{total} rows ({share:.0%}) show their gold answer in the prompt: " + "; ".join(parts)
-    hint = (
-        "build the prompt from the problem column only and keep the solution out of it (a reward that needs "
-        "it can read it from info); every leaking row is in data.row_findings (--rows-out FILE writes them)"
-    )
+    hint = _hint({how for _, how, _ in by_source}, {form for _, _, form in by_source})
     if failing:
         result.fail("answer_leak", message + ": the policy can copy the answer instead of solving", hint)
-        result.step("take the solution out of the prompt (answer_leak), then run test_reward again")
+        result.step("take the answer out of the prompt (answer_leak names where it is), then run test_reward again")
     else:
         result.warn("answer_leak", message + f" (under {LEAK_FAIL_SHARE:.0%} of the rows)", hint)
+    return found
 
 
-# -- test split ----------------------------------------------------------------------------------
-
-
-def named_test_split(path: Any) -> str | None:
-    """How a data file's path names the test split ('the file test.jsonl', 'the folder test/'), or None.
-
-    The file name's last split word decides (math_test.jsonl, test-00000-of-00001.parquet, test-*.parquet;
-    not contest.jsonl); a name without one (data.jsonl) is read from its folder, which must be named
-    test or testing itself (data/test/0.parquet; not a test_x0/ folder)."""
-    text = str(path or "").strip().replace("\\", "/")
-    if not text:
-        return None
-    p = PurePosixPath(text)
-    name = _COMPRESSED.sub("", p.name)
-    if _DATA_SUFFIX.search(name):
-        found = [w for w in (canonical(w) for w in _WORD.findall(_DATA_SUFFIX.sub("", name))) if w]
-        if found:
-            return f"the file {p.name}" if found[-1] == "test" else None
-        folder = p.parent.name
-    else:
-        folder = p.name  # a folder, or a Hub id's name
-        if "/" not in text and not text.startswith("."):
-            return None  # a bare name is no folder
-    return f"the folder {folder}/" if canonical(folder) == "test" else None
-
-
-def ids_like_test_split(records: list[dict[str, Any]]) -> tuple[str, int, int, str] | None:
-    """(column, ids starting test/ test_ test-, ids read, an example) when most ids start so, else None."""
-    counts: Counter = Counter()
-    hits: Counter = Counter()
-    example: dict[str, str] = {}
-    for rec in records:
-        for name in ID_FIELDS:
-            value = rec.get(name)
-            if isinstance(value, str) and value.strip():
-                counts[name] += 1
-                if _TEST_ID.match(value.strip()):
-                    hits[name] += 1
-                    example.setdefault(name, value.strip())
-                break
-    for name, n in counts.most_common():
-        if hits[name] and hits[name] * 2 > n:
-            return name, hits[name], n, example[name]
-    return None
-
-
-def _test_split_column(records: list[dict[str, Any]]) -> str | None:
-    values = [rec.get("split") for rec in records if isinstance(rec.get("split"), str)]
-    hits = sum(1 for v in values if canonical(v) == "test")
-    return f"the 'split' column reads test in {hits}/{len(values)} rows" if values and hits * 2 > len(values) else None
-
-
-def _skipped_key(key: str) -> bool:
-    """An argument meant to hold test or eval data (eval_dataset_path, test_split): a test split there is right."""
-    return key.lower().startswith(("eval", "test", "val", "dev", "holdout"))
-
-
-def _paths(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [v for v in value if isinstance(v, str)]
-    if isinstance(value, dict):
-        return [p for k, v in value.items() if not _skipped_key(str(k)) for p in _paths(v)]
-    return []
-
-
-def env_args_evidence(env_args: dict[str, Any] | None) -> tuple[list[str], bool]:
-    """What the environment arguments say of a test split, and whether any of them names data or a split."""
-    out: list[str] = []
-    looked = False
-    for key, value in (env_args or {}).items():
-        k = str(key).lower()
-        if _skipped_key(k):
-            continue
-        if k == "split" or k.endswith("_split"):
-            looked = True
-            if isinstance(value, str) and canonical(value) == "test":
-                out.append(f"{key}={value!r}")
-        elif any(w in k for w in ("path", "file", "data", "dir")):
-            for path in _paths(value):
-                looked = True
-                named = named_test_split(path)
-                if named:
-                    out.append(f"{key}: {named}")
-                    break
-    return out, looked
-
-
-def check_test_split(result: Result, rows: list[Row], env_args: dict[str, Any] | None) -> None:
-    """test_split: a warning when the data looks like a test or eval split; pass, or skip when nothing says."""
-    evidence, looked = env_args_evidence(env_args)
-    records = [row_fields(r) for r in rows]
-    ids = ids_like_test_split(records)
-    if ids:
-        column, hits, n, example = ids
-        evidence.append(f"{hits}/{n} {column!r} ids start like a test split's (e.g. {example!r})")
-    column = _test_split_column(records)
-    if column:
-        evidence.append(column)
-    if evidence:
-        result.warn(
-            "test_split",
-            "the data looks like a test split (" + "; ".join(evidence) + "): training on it spoils every "
-            "evaluation on the same benchmark, and its scores then say nothing",
-            "train on the train split (its file, or split='train'); keep the test rows for evaluation only",
+def _hint(hows: set[str], forms: set[str]) -> str:
+    fixes = []
+    if "a solution column of the data" in hows:
+        fixes.append(
+            "build the prompt from the problem column only and keep the solution out of it (a reward that needs "
+            "it can read it from info)"
         )
-        return
-    if looked or any(any(isinstance(rec.get(n), str) for n in ID_FIELDS) for rec in records):
-        result.passed("test_split", "no sign of a test split (dataset files and split in the env args, row ids)")
-    else:
-        result.skip("test_split", "nothing names the data's split (no dataset file or split in the env args, no ids)")
+    if (
+        any(h.startswith("in a ") for h in hows)
+        or "stated as the answer" in hows
+        or "added to the row's own text" in hows
+    ):
+        fixes.append("remove what the prompt adds after the question (the hint, solution or 'the answer is' text)")
+    if "shown verbatim" in hows:
+        fixes.append(
+            "keep the reference, its aliases and hidden tests' expected outputs out of the policy's prompt (a judge "
+            "or a reward reads them from the row's data, never from the prompt)"
+        )
+    return "; ".join(fixes or ["keep the answer out of the prompt"]) + (
+        "; every leaking row is in data.row_findings (--rows-out FILE writes them)"
+    )

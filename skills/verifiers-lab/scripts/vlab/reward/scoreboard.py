@@ -1,25 +1,22 @@
-"""The one-screen scoreboard and the probes that look across rows: state leaking between rows, one constant answer.
+"""The one-screen scoreboard and the probe that looks across rows: state leaking between rows.
 
 ``families`` is the mean reward per probe family (gold, wrong, each hack, near misses, malformed, equivalent
 forms), with every family whose mean comes close to the gold's marked: the human report draws it as a table
 and ``--json`` carries it as ``data.scoreboard``. ``state_leak_check`` scores one completion on a row, then
 the row it is right for, then the first row again: a reward whose score changed keeps state between rows.
-``constant_answer_info`` scores the dataset's most common gold on every probed row: how often one constant
-answer is paid, as information.
+(One constant answer given to every row is ``reward.shortcuts``.)
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections import Counter
 
 from vlab.core.result import Result
 from vlab.kinds.number.equivalence import same_value
 from vlab.reward import probes as rp
 
 CLOSE = 0.1  # a family within this share of the gold-wrong gap (or of the gold) is "close to the gold"
-CONSTANT_ROWS = 64  # rows the constant answer is scored on, at most
 # Families that should score like the gold (the others like a wrong answer).
 GOLD_LIKE = {"gold", "equivalent forms"}
 
@@ -136,38 +133,6 @@ def state_leak_check(result: Result, env, opts, golds, rows, built, fn) -> None:
             "state_leak",
             f"a completion scored on example_id {a.index} before and after example_id {b.index} got the same reward",
         )
-
-
-def constant_answer_info(result: Result, env, opts, rows, built, fn) -> None:
-    """How often the dataset's most common gold, given as the answer to every probed row, is paid (information)."""
-    established = [(rr, b) for rr, b in zip(rows, built) if rp.gold_established(rr)]
-    if not established:
-        result.skip("constant_answer", "no probed row has a gold that beats wrong answers to compare with")
-        return
-    answer, _ = Counter(" ".join(rr.gold.split()) for rr in rows).most_common(1)[0]
-    template = rp.best_format(*established[0])
-    items = [(rr.row, rp.fill(template, answer)) for rr, _ in established[:CONSTANT_ROWS]]
-    scores = env.score_sync(items, opts.timeout, opts.concurrency)
-    paid = equal = 0
-    for (rr, _), score in zip(established, scores):
-        top = rp.value(rp.best_gold(rr), fn)
-        v = score.total if fn is None else score.per_function.get(fn)
-        paid += isinstance(v, (int, float)) and v >= top - rp.EPS
-        equal += _same(rr.gold, answer)
-    n = len(items)
-    result.data["constant_answer"] = {"answer": answer, "rows": n, "paid": paid, "gold_is_it": equal}
-    message = (
-        f"the constant answer {answer!r} earns the top reward on {paid}/{n} probed rows "
-        f"(it is the gold on {equal}): a policy that always says it gets {paid / n:.0%} of the reward"
-    )
-    if paid > equal:
-        result.fail(
-            "constant_answer",
-            message + f"; it is paid on {paid - equal} rows where the gold is something else",
-            "compare the parsed answer with each row's own gold",
-        )
-    else:
-        result.passed("constant_answer", message)
 
 
 def _equal(a, b) -> bool:

@@ -27,11 +27,15 @@ from vlab.core.installed import verifiers_info
 from vlab.core.invocation import command, doc
 from vlab.core.paths import templates_dir
 from vlab.core.result import UsageError
+from vlab.inspect.taskwords import task_sentence
 from vlab.scaffold.names import Names, validate_name  # validate_name: also imported from here (migrate)
 from vlab.scaffold.place import put_in_place, refuse_existing
 
 TEMPLATES_DIR = templates_dir() / "environments"
 LABEL_NAMES = "LABEL_NAMES"  # the classification templates' names of integer class ids
+TASK = "TASK"  # the classification templates' task sentence, written from the data's own words
+# The module constants that make up what the model is shown (the judge's own prompt is not the policy's).
+PROMPT_CONSTANT = re.compile(r"^(TASK|SYSTEM_PROMPT\w*|PROMPT\w*|USER_PROMPT\w*|INSTRUCTIONS?\w*)\s*=", re.M)
 
 
 def templates() -> list[str]:
@@ -69,6 +73,8 @@ class Mapping:
     label_names_from: str | None = None
     # whole programs: the completion budget inspect_dataset read from the reference programs' length
     max_completion_tokens: int | None = None
+    source: str | None = None  # the data inspect_dataset read (a path or a Hub id): its name's words state the task
+    source_config: str | None = None
 
 
 def read_inspect(path: str) -> dict:
@@ -117,6 +123,11 @@ def mapping_from_inspect(obj: dict) -> Mapping:
             found.columns[role] = str(mapping[role])
             found.sources[role] = "inspect_dataset"
     found.prompt_kind = mapping.get("prompt_kind") or (roles.get("prompt") or {}).get("kind")
+    source = data.get("source") or {}
+    if isinstance(source, dict) and isinstance(source.get("source"), str):
+        found.source = source["source"]
+        loader = source.get("loader") or {}
+        found.source_config = loader.get("config") if isinstance(loader, dict) else None
     found.recommended = dict(rec.get("templates") or {})
     tool = rec.get("calculator")
     if isinstance(tool, dict) and isinstance(tool.get("templates"), dict):
@@ -186,6 +197,8 @@ def render_module(template: str, names: Names, mapping: Mapping) -> str:
         text = _replace_constant(text, constant, value)
     if mapping.label_names and re.search(rf"^{LABEL_NAMES} = ", text, re.M):
         text = _replace_constant(text, LABEL_NAMES, mapping.label_names)
+    if re.search(rf"^{TASK} = ", text, re.M):
+        text = _replace_constant(text, TASK, task_for(mapping))
     if mapping.dataset.get("dataset_name"):
         for key in ("dataset_name", "dataset_config", "dataset_split"):
             if key != "dataset_split" or mapping.dataset.get(key):
@@ -194,6 +207,24 @@ def render_module(template: str, names: Names, mapping: Mapping) -> str:
             text = _replace_default(text, "eval_split", None)
     ast.parse(text)  # a template edit that breaks the module must never reach the user
     return text
+
+
+def task_for(mapping: Mapping) -> str:
+    """The classification templates' TASK: the data's own words (its name, its label column), never a guess."""
+    label = mapping.columns.get("answer")
+    return task_sentence(
+        mapping.source or mapping.local_path, mapping.source_config, label if isinstance(label, str) else None
+    )
+
+
+def prompt_lines(module_text: str) -> list[tuple[int, str, str]]:
+    """(line number, constant, its first line) of each module constant that makes up the policy's prompt."""
+    out = []
+    for m in PROMPT_CONSTANT.finditer(module_text):
+        line = module_text.count("\n", 0, m.start()) + 1
+        first = module_text[m.start() :].split("\n", 1)[0]
+        out.append((line, m.group(1), first))
+    return out
 
 
 def _optional(template: str) -> set[str]:
@@ -498,5 +529,20 @@ def scaffold_environment(req: ScaffoldRequest, result) -> None:
             f"{command('submit_training')} (vf-eval -t {budget}); the figure is inspect_dataset's "
             "answer_format.max_completion_tokens, from the reference programs' length"
         )
+    module_file = folder / f"{names.module}.py"
+    lines = prompt_lines(module_text)
+    if lines:
+        where = ", ".join(f"{name} (line {n})" for n, name, _ in lines)
+        task = next((first for _, name, first in lines if name == TASK), None)
+        result.step(
+            f"edit the prompt the model sees in {module_file}: {where}"
+            + (
+                f"; {task.strip()} holds only the data's name: say in it what the labels mean for this data (what "
+                "is classified, towards what), since the model sees only that sentence and the label names"
+                if task
+                else ": say the task in the data's own terms, and keep the answer and any solution out of it"
+            )
+        )
+        result.data["prompt_lines"] = [{"line": n, "constant": name} for n, name, _ in lines]
     result.step(f"edit {folder}/README.md (task, dataset, reward) and {folder}/pyproject.toml (description, tags)")
     result.step(f"pip install -e {folder}   # then evaluate it: see {doc('evaluation-guide')}")

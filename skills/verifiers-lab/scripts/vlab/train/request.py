@@ -135,6 +135,9 @@ def run_local_train(request: LocalTrainRequest, result: Result) -> None:
 
         declared = declared_turn_limit(cfg.env.id)
     check_turn_budget(cfg.env.args, cfg.sampling.max_completion_tokens, budget, result, declared)
+    from vlab.train.completion import check_completion_budget
+
+    check_completion_budget(cfg.env.id, cfg.env.args, cfg.sampling.max_completion_tokens, result)
     if request.engine == "prime-rl":
         from vlab.train.primerl import run_prime_rl
 

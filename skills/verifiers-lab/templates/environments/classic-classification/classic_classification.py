@@ -28,9 +28,12 @@ LABEL_COLUMN = "label"
 # None: labels are used as stored (a ClassLabel column's names are used either way).
 LABEL_NAMES = None
 
+# What the model is asked: the text alone never says what its labels mean. new_env writes the data's own words
+# here (its name, its label column); say what the labels stand for, e.g. "Classify the stance the tweet takes
+# towards climate change." The prompt shows no example label: a real one would pull answers towards its class.
+TASK = "Classify the text."
 SYSTEM_PROMPT_TEMPLATE = (
-    "Classify the text. The allowed labels are: {labels}. Think briefly, then give "
-    "exactly one label inside \\boxed{{}}, for example \\boxed{{{example}}}."
+    "{task} The allowed labels are: {labels}. Think briefly, then give exactly one of these labels inside \\boxed{{}}."
 )
 
 
@@ -154,7 +157,7 @@ def load_environment(
     allowed = allowed_labels(labels, list(dataset["answer"]))
     if len(allowed) < 2:
         raise ValueError(f"classification needs at least 2 labels, found {allowed}")
-    system_prompt = SYSTEM_PROMPT_TEMPLATE.format(labels=", ".join(allowed), example=allowed[0])
+    system_prompt = SYSTEM_PROMPT_TEMPLATE.format(task=TASK, labels=", ".join(allowed))
     allowed_normalised = {normalise(label) for label in allowed}
 
     parser = vf.Parser(extract_fn=lambda text: vf.extract_boxed_answer(text, strict=True))
