@@ -73,4 +73,5 @@ def test_a_cpu_bound_reward_that_finishes_under_its_bound_is_no_hang_beside_a_cp
     assert ids["speed"]["status"] != "fail" and "worker_timeout" not in ids, ids.get("speed")
     assert obj["data"]["machine_load"]["timeout_retries"]["probes"] == 0, obj["data"]["machine_load"]
     slowest = obj["data"]["timing"]["bad"]["max_ms"] / 1000
-    assert slowest > TIMEOUT, f"the first call took {slowest:.1f} s of wall time: the hog did not slow it"
+    if slowest <= TIMEOUT:  # the verdict above held, but this run did not make the case the test is about
+        pytest.skip(f"the first call took {slowest:.1f} s of wall time: the scheduler gave it a core beside the hog")

@@ -9,7 +9,7 @@ from typing import Any
 from vlab import catalog
 from vlab.core.invocation import command, doc
 from vlab.core.result import EXIT_USAGE, Result, UsageError
-from vlab.inspect import labels
+from vlab.inspect import labels, splits
 from vlab.inspect.columns import profile_columns, truncate
 from vlab.inspect.formats import WARN_BELOW, calculator_annotations, detect_answer_format
 from vlab.inspect.hub import looks_like_hub_id, read_hub
@@ -307,7 +307,7 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any], request: In
                 "a judge costs API calls per rollout: start from the judge template and run "
                 "test_reward --judge stub (injection probes, verdict parsing, cost per step) before paying for one",
             )
-    _split_checks(result, sample)
+    splits.check_splits(result, sample)
     refs = data.get("references")
     if refs:
         result.passed(
@@ -318,7 +318,7 @@ def add_checks(result: Result, sample: Sample, data: dict[str, Any], request: In
             "256 and the hosted template's 512 cut longer ones",
         )
     if fmt and fmt["type"] == "class_label":
-        _label_checks(result, fmt)
+        labels.check_label_names(result, fmt)
     rec = data["recommendation"]
     if rec:
         prompt = roles["prompt"].get("columns") or roles["prompt"]["column"]
@@ -436,85 +436,6 @@ def _read_as_written(sample: Sample, data: dict[str, Any]) -> dict[str, Any] | N
     fmt["read_as_written"] = [{"row": i, "value": truncate(v, 80)} for i, v in read]
     fmt["not_read"] = unread
     return {"read": read, "unread": unread, "unasked": unasked}
-
-
-def _split_checks(result: Result, sample: Sample) -> None:
-    split = sample.loader.get("split")
-    if sample.splits:
-        listed = ", ".join(
-            f"{name} ({len(files)} file(s))" if files else name for name, files in sorted(sample.splits.items())
-        )
-        where = sample.splits_from or "file names"
-        result.passed("splits", f"splits found ({where}): {listed}; read {split!r} only")
-    # the rules test_reward's test_split applies too
-    from vlab.inspect.splits import ids_like_test_split, named_split
-
-    evidence = []
-    words = {"test": "the test split", "validation": "a validation (dev) split"}
-    named = None if sample.splits or sample.kind == "hub" else named_split(sample.source)
-    if sample.splits and split in words:
-        evidence.append((split, f"{sample.source}, split {split!r}"))
-    elif named and named[0] in words:
-        evidence.append((named[0], f"{sample.source}: {named[1]}"))
-    ids = ids_like_test_split(sample.rows)
-    if ids:
-        column, hits, n, example = ids
-        evidence.append(("test", f"{hits}/{n} {column!r} ids read start like a test split's, e.g. {example!r}"))
-    if evidence:
-        which = " or ".join(sorted({words[s] for s, _ in evidence}))
-        result.warn(
-            "test-split",
-            f"this is {which} ({'; '.join(e for _, e in evidence)}): an environment trained on it spoils the "
-            "evaluation, and leaves no held-out rows to evaluate on",
-            "train on the train split (--split train, or the train file); keep test and dev rows for evaluation "
-            "only (submit_training refuses to train on them unless --train-on-eval-split says it is meant)",
-        )
-
-
-def _label_checks(result: Result, fmt: dict[str, Any]) -> None:
-    names = fmt.get("label_names")
-    ignored = fmt.get("label_names_ignored")
-    if ignored:  # --label-names / --label-map beside a ClassLabel: the file's names win, and the user is told
-        theirs, ours = _numbered(ignored["names"]), _numbered(names)
-        if ignored["agrees"]:
-            result.warn(
-                "label-names",
-                f"{ignored['from']} ({theirs}) is not used: the file's ClassLabel feature names the classes itself "
-                f"({ours}), and the ClassLabel wins; the two lists agree",
-                f"drop {ignored['from'].split()[0]}: the data names its own classes",
-            )
-        else:
-            result.warn(
-                "label-names",
-                f"{ignored['from']} DISAGREES with the file's ClassLabel feature and is ignored: you named {theirs}, "
-                f"the file names {ours}; the ClassLabel wins (new_env writes its names into the environment)",
-                "find out which list is right before going on: if yours is, the file's ClassLabel is wrong: save the "
-                "data again with your names (Dataset.cast_column on the label column with ClassLabel(names=[...])) "
-                f"and re-run; if the file's is, drop {ignored['from'].split()[0]}",
-            )
-    if names and fmt.get("label_names_from") != "ClassLabel feature":
-        result.passed("label-names", f"class ids are named by {fmt['label_names_from']}: {_numbered(names)}")
-    elif fmt.get("integer_labels"):
-        why = f" ({fmt['label_names_problem']})" if fmt.get("label_names_problem") else ""
-        result.warn(
-            "label-names",
-            f"the labels are integers ({', '.join(map(str, fmt.get('labels', [])))}) with no names{why}: "
-            "a prompt offering them asks for a code the model can only guess",
-            "name them: a mapping.txt beside the data (one '0<TAB>name' a line), --label-names a,b,c "
-            "or --label-map FILE; new_env then writes the names into the environment",
-        )
-    dist = fmt.get("distribution") or {}
-    if dist:
-        counts = ", ".join(f"{k} {n / dist['rows']:.0%}" for k, n in list(dist["counts"].items())[:8])
-        result.passed(
-            "label-balance",
-            f"labels in the {dist['rows']} rows read: {counts}; always answering {dist['majority']!r} "
-            f"would score {dist['majority_share']:.2f}",
-        )
-
-
-def _numbered(names: list[str]) -> str:
-    return ", ".join(f"{i}={n}" for i, n in enumerate(names) if n)
 
 
 def _map_beside(sample: Sample) -> tuple[list[str] | None, str | None]:

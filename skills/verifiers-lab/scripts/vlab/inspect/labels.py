@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from vlab.core.result import UsageError
+from vlab.core.result import Result, UsageError
 from vlab.kinds.choice.options import as_index
 
 # File names searched beside the data, in this order.
@@ -151,3 +151,50 @@ def distribution(values: list[Any], names: list[str] | None) -> dict[str, Any]:
 def _name(value: str, names: list[str]) -> str:
     i = as_index(value)
     return names[i] if i is not None and 0 <= i < len(names) and names[i] else value
+
+
+def check_label_names(result: Result, fmt: dict[str, Any]) -> None:
+    """inspect_dataset's label-names and label-balance checks on the answer format found."""
+    names = fmt.get("label_names")
+    ignored = fmt.get("label_names_ignored")
+    if ignored:  # --label-names / --label-map beside a ClassLabel: the file's names win, and the user is told
+        theirs, ours = numbered(ignored["names"]), numbered(names)
+        if ignored["agrees"]:
+            result.warn(
+                "label-names",
+                f"{ignored['from']} ({theirs}) is not used: the file's ClassLabel feature names the classes itself "
+                f"({ours}), and the ClassLabel wins; the two lists agree",
+                f"drop {ignored['from'].split()[0]}: the data names its own classes",
+            )
+        else:
+            result.warn(
+                "label-names",
+                f"{ignored['from']} DISAGREES with the file's ClassLabel feature and is ignored: you named {theirs}, "
+                f"the file names {ours}; the ClassLabel wins (new_env writes its names into the environment)",
+                "find out which list is right before going on: if yours is, the file's ClassLabel is wrong: save the "
+                "data again with your names (Dataset.cast_column on the label column with ClassLabel(names=[...])) "
+                f"and re-run; if the file's is, drop {ignored['from'].split()[0]}",
+            )
+    if names and fmt.get("label_names_from") != "ClassLabel feature":
+        result.passed("label-names", f"class ids are named by {fmt['label_names_from']}: {numbered(names)}")
+    elif fmt.get("integer_labels"):
+        why = f" ({fmt['label_names_problem']})" if fmt.get("label_names_problem") else ""
+        result.warn(
+            "label-names",
+            f"the labels are integers ({', '.join(map(str, fmt.get('labels', [])))}) with no names{why}: "
+            "a prompt offering them asks for a code the model can only guess",
+            "name them: a mapping.txt beside the data (one '0<TAB>name' a line), --label-names a,b,c "
+            "or --label-map FILE; new_env then writes the names into the environment",
+        )
+    dist = fmt.get("distribution") or {}
+    if dist:
+        counts = ", ".join(f"{k} {n / dist['rows']:.0%}" for k, n in list(dist["counts"].items())[:8])
+        result.passed(
+            "label-balance",
+            f"labels in the {dist['rows']} rows read: {counts}; always answering {dist['majority']!r} "
+            f"would score {dist['majority_share']:.2f}",
+        )
+
+
+def numbered(names: list[str]) -> str:
+    return ", ".join(f"{i}={n}" for i, n in enumerate(names) if n)

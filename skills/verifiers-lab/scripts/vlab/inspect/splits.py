@@ -16,7 +16,8 @@ import re
 from collections import Counter
 from pathlib import Path, PurePosixPath
 
-from vlab.core.result import UsageError
+from vlab.core.result import Result, UsageError
+from vlab.inspect.sample import Sample
 
 # A word in a file's path -> the split it names (the canonical names are datasets').
 SPLIT_WORDS = {
@@ -217,3 +218,36 @@ def args_split_evidence(args: dict | None) -> tuple[list[tuple[str, str]], bool]
                     out.append((named[0], f"{key}: {named[1]}"))
                     break
     return out, looked
+
+
+def check_splits(result: Result, sample: Sample) -> None:
+    """inspect_dataset's splits and test-split checks: the splits found, and a warning when the rows read are a test or
+    dev split."""
+    split = sample.loader.get("split")
+    if sample.splits:
+        listed = ", ".join(
+            f"{name} ({len(files)} file(s))" if files else name for name, files in sorted(sample.splits.items())
+        )
+        where = sample.splits_from or "file names"
+        result.passed("splits", f"splits found ({where}): {listed}; read {split!r} only")
+    # the rules test_reward's test_split applies too
+    evidence = []
+    words = {"test": "the test split", "validation": "a validation (dev) split"}
+    named = None if sample.splits or sample.kind == "hub" else named_split(sample.source)
+    if sample.splits and split in words:
+        evidence.append((split, f"{sample.source}, split {split!r}"))
+    elif named and named[0] in words:
+        evidence.append((named[0], f"{sample.source}: {named[1]}"))
+    ids = ids_like_test_split(sample.rows)
+    if ids:
+        column, hits, n, example = ids
+        evidence.append(("test", f"{hits}/{n} {column!r} ids read start like a test split's, e.g. {example!r}"))
+    if evidence:
+        which = " or ".join(sorted({words[s] for s, _ in evidence}))
+        result.warn(
+            "test-split",
+            f"this is {which} ({'; '.join(e for _, e in evidence)}): an environment trained on it spoils the "
+            "evaluation, and leaves no held-out rows to evaluate on",
+            "train on the train split (--split train, or the train file); keep test and dev rows for evaluation "
+            "only (submit_training refuses to train on them unless --train-on-eval-split says it is meant)",
+        )

@@ -35,28 +35,20 @@ from vlab.core.result import Result
 from vlab.env import Row
 from vlab.inspect.references import SOLUTION_FIELDS
 from vlab.inspect.roles import CORRECT_LIST_NAMES, normalise
-from vlab.kinds.number.equivalence import same_value, without_separators
 from vlab.kinds.rows import row_fields
+from vlab.reward import answer_text as at
 
 LISTED = 20  # example ids named per source in the message (all of them in data.row_findings)
 SPELLINGS = 4  # a leaked value sits beside its own gold only, in at most this many spellings
 LEAK_FAIL_SHARE = 0.05  # at least this share of the rows checked leaking (and one row) is a fail
 LONG_WORDS, LONG_CHARS = 4, 25  # a form this long is never in a prompt by chance: found anywhere, it leaks
 MAX_CARRIER_ROWS = 2000  # rows a candidate form is looked for in, to tell a row's leak from a shared text
-_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_HASH = re.compile(r"####[ \t]*([^\n]+)")
-# "the answer is X", "Answer: X", "correct answer = X" (the value runs to the end of the sentence or line)
-_STATED = re.compile(
-    r"\b(?:final\s+|correct\s+|right\s+|true\s+)?answer\s*(?:is|was|would be|:|=)\s*:?\s*(?P<v>[^\n]{1,200})", re.I
-)
 # a section the prompt adds that gives the answer away: its heading up to the next blank line (or the end)
 _SECTION = re.compile(
     r"(?:^|\n|[(\[]|(?<=[.!?])\s)\s*(?P<h>hints?|solutions?|worked solution|explanation|rationale|reasoning|"
     r"reference answer|answer key)\s*[:\-]\s*(?P<b>.+?)(?=\n\s*\n|$)",
     re.I | re.S,
 )
-_FINAL_WORD = re.compile(r"answer(?:\s+is)?\s*[:=]?\s*\(?\$?([^\s()$]+?)\$?\)?\s*\.?\s*$", re.I)
-_LAST_NUMBER = re.compile(r"(-?\d[\d,]*(?:\.\d+)?|\\d?frac\{[^{}]*\}\{[^{}]*\})\s*\$?\s*\.?\s*$")
 _LATEX_TEXT = re.compile(r"\\(?:text|textbf|mathrm|mbox)\s*\{([^{}]*)\}")
 
 
@@ -79,108 +71,6 @@ class Leak:
 
 
 FormsOf = Callable[[Row, str], list[Any]]  # the kind's forms of a row's gold: texts, or (text, what it is)
-
-
-# -- text ----------------------------------------------------------------------------------------
-
-
-def _norm(text: Any) -> str:
-    return " ".join(str(text).split()).lower()
-
-
-def _key(text: str) -> str:
-    """An answer's text for comparing: no spaces, no $ signs, no trailing period."""
-    return re.sub(r"[\s$]+", "", text).rstrip(".")
-
-
-def _content(message: dict) -> str:
-    content = message.get("content")
-    if isinstance(content, list):  # content parts: their text
-        return " ".join(str(p.get("text") or "") for p in content if isinstance(p, dict))
-    return str(content or "")
-
-
-def _short(text: str, n: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 3] + "..."
-
-
-def _word_in(form: str, text: str) -> bool:
-    """The (normalised) form occurs in the (normalised) text as a whole word or phrase."""
-    if not form or form not in text:
-        return False
-    return re.search(r"(?<![a-z0-9])" + re.escape(form) + r"(?![a-z0-9])", text) is not None
-
-
-def boxed_all(text: str) -> list[tuple[str, str]]:
-    """(as written, content) for every \\boxed{...} (and \\fbox{...}) in the text, nested braces kept."""
-    out = []
-    for m in _BOX.finditer(text):
-        depth, i = 1, m.end()
-        for j in range(i, min(len(text), i + 500)):
-            depth += {"{": 1, "}": -1}.get(text[j], 0)
-            if depth == 0:
-                out.append((text[m.start() : j + 1], text[i:j]))
-                break
-    return out
-
-
-def _answers(text: str) -> list[tuple[str, str]]:
-    """(as written, value) for the answer-shaped values a text states: every \\boxed{}, '#### value' and
-    'the answer is value' / 'Answer: value'."""
-    found = boxed_all(text) + [(m.group(0).strip(), m.group(1)) for m in _HASH.finditer(text)]
-    for m in _STATED.finditer(text):
-        value = m.group("v").strip()
-        if value.startswith("\\boxed") or not value:
-            continue  # read as a box above
-        value = re.split(r"(?<=[^\d\s])[.;!?](?:\s|$)|[.;!?](?=\s|$)|\s[(\[]", value)[0].strip(" \"'`*)]")
-        if value:
-            start = max(0, text.rfind(" ", 0, max(0, m.start() - 1)) + 1)  # the word before: "The answer is"
-            found.append((text[start : m.start("v")].strip() + " " + value, value))
-    return [(_short(form), value) for form, value in found if value.strip()]
-
-
-def _is_gold(candidate: str, gold: str) -> bool:
-    """The candidate states the gold: the same text once spaces are stripped, or the same value."""
-    a, b = _key(candidate), _key(gold)
-    if not a or not b:
-        return False
-    if a == b or a.lower() == b.lower():
-        return True
-    if len(a) > 100 or len(b) > 100 or not any(c.isdigit() for c in a + b):
-        return False
-    try:
-        return same_value(without_separators(a), without_separators(b))
-    except Exception:  # noqa: BLE001 -- math-verify on odd text: no verdict, no evidence
-        return False
-
-
-def _final_answer(text: str) -> str | None:
-    """A worked solution's final answer: its last \\boxed{}, its '####', 'Answer: X' or the number it ends on."""
-    boxed = boxed_all(text)
-    if boxed:
-        return boxed[-1][1]
-    hashes = _HASH.findall(text)
-    if hashes:
-        return hashes[-1]
-    tail = text.rstrip()[-120:]
-    for pattern in (_FINAL_WORD, _LAST_NUMBER):
-        m = pattern.search(tail)
-        if m:
-            return m.group(1)
-    return None
-
-
-def _in_prompt(text: str, prompt: str) -> bool:
-    """The field's text is shown in the prompt (its start and its end, for a long one)."""
-    t = _norm(text)
-    if len(t) <= 400:
-        return t in prompt
-    return t[:200] in prompt and t[-200:] in prompt
-
-
-def _numeric(text: str) -> bool:
-    return bool(re.fullmatch(r"[-+]?[\d.,/\s]+", text.strip()))
 
 
 def _long(form: str) -> bool:
@@ -209,7 +99,7 @@ def _forms(row: Row, gold: str, forms_of: FormsOf | None) -> list[Form]:
             out.append(Form(text, str(what)))
     seen, unique = set(), []
     for f in out:
-        k = _norm(f.text)
+        k = at.norm(f.text)
         if k and k not in seen:
             seen.add(k)
             unique.append(f)
@@ -247,20 +137,20 @@ class _Prompt:
 
 
 def _prompt(row: Row, shared_texts: set[str]) -> _Prompt:
-    messages = [(str(m.get("role") or ""), _content(m)) for m in row.prompt]
-    whole = _norm(" ".join(text for _, text in messages))
-    own = _norm(" ".join(text for _, text in messages if _norm(text) not in shared_texts))
+    messages = [(str(m.get("role") or ""), at.content(m)) for m in row.prompt]
+    whole = at.norm(" ".join(text for _, text in messages))
+    own = at.norm(" ".join(text for _, text in messages if at.norm(text) not in shared_texts))
     added = own
     options: set[str] = set()
     fields = row_fields(row)
     for name, value in sorted(fields.items(), key=lambda kv: -len(str(kv[1]))):
         key = normalise(str(name))
         if isinstance(value, str) and len(value.strip()) >= 16 and not _gold_field(key):
-            t = _norm(value)
+            t = at.norm(value)
             if t in added:
                 added = added.replace(t, " ")
         elif isinstance(value, (list, tuple)) and len(value) >= 2 and not _answer_list(key):
-            items = [_norm(v) for v in value if isinstance(v, (str, int, float))]
+            items = [at.norm(v) for v in value if isinstance(v, (str, int, float))]
             if sum(1 for i in items if i and i in whole) >= 2:  # a list the prompt shows: options, labels
                 options |= set(items)
     return _Prompt(messages, whole, own, " ".join(added.split()), options)
@@ -284,22 +174,22 @@ def _solution_columns(row: Row, gold: str, p: _Prompt, shared: set[str]) -> Leak
     """A row column in the prompt that is a worked solution, or that states the gold as \\boxed{} / ####;
     the most specific (shortest) one is named."""
     fields = []  # (length, name, evidence)
-    question = _norm(row.question)
+    question = at.norm(row.question)
     for name, value in row_fields(row).items():
-        if not isinstance(value, str) or len(value.strip()) < len(gold) + 4 or not _in_prompt(value, p.whole):
+        if not isinstance(value, str) or len(value.strip()) < len(gold) + 4 or not at.in_prompt(value, p.whole):
             continue
-        if name == "prompt" and _norm(value) == question:  # a v1 task's own prompt text, no source column
+        if name == "prompt" and at.norm(value) == question:  # a v1 task's own prompt text, no source column
             continue
-        stated = [form for form, v in _answers(value) if _key(v) not in shared and _is_gold(v, gold)]
+        stated = [form for form, v in at.answers(value) if at.key(v) not in shared and at.is_gold(v, gold)]
         boxed = [f for f in stated if f.startswith(("\\boxed", "\\fbox", "####"))]
         if boxed:
             fields.append((len(value), str(name), boxed[-1]))
-        elif str(name).lower() in SOLUTION_FIELDS and len(value.split()) >= 5 and _norm(value) != _norm(gold):
-            final = _final_answer(value)
-            if final is not None and _is_gold(final, gold):
-                fields.append((len(value), str(name), f"a worked solution ending in {_short(final.strip())!r}"))
+        elif str(name).lower() in SOLUTION_FIELDS and len(value.split()) >= 5 and at.norm(value) != at.norm(gold):
+            final = at.final_answer(value)
+            if final is not None and at.is_gold(final, gold):
+                fields.append((len(value), str(name), f"a worked solution ending in {at.short(final.strip())!r}"))
             else:
-                fields.append((len(value), str(name), f"its text ({_short(value, 60)!r})"))
+                fields.append((len(value), str(name), f"its text ({at.short(value, 60)!r})"))
     if not fields:
         return None
     _, name, evidence = min(fields)
@@ -313,11 +203,11 @@ def _where(role: str) -> str:
 def _stated(p: _Prompt, forms: list[Form], shared: set[str]) -> Leak | None:
     """A form stated as the answer: \\boxed{}, ####, 'the answer is', 'Answer:'."""
     for role, text in p.messages:
-        for written, value in _answers(text):
-            if _key(value) in shared or _norm(value) in p.options:
+        for written, value in at.answers(text):
+            if at.key(value) in shared or at.norm(value) in p.options:
                 continue
             for f in forms:
-                if _is_gold(value, f.text):
+                if at.is_gold(value, f.text):
                     return Leak(_where(role), "stated as the answer", f.what, written)
     return None
 
@@ -325,25 +215,25 @@ def _stated(p: _Prompt, forms: list[Form], shared: set[str]) -> Leak | None:
 def _sections(p: _Prompt, forms: list[Form], shared_texts: set[str], shared: set[str]) -> Leak | None:
     """A hint or solution section the prompt adds that states a form, or shows a text form its question lacks."""
     for role, text in p.messages:
-        if _norm(text) in shared_texts:
+        if at.norm(text) in shared_texts:
             continue
         for m in _SECTION.finditer(text):
-            body, before = m.group("b"), _norm(text[: m.start()])
-            final = _final_answer(body)
+            body, before = m.group("b"), at.norm(text[: m.start()])
+            final = at.final_answer(body)
             for f in forms:
-                form = _norm(f.text)
-                if final is not None and _key(final) not in shared and _is_gold(final, f.text):
+                form = at.norm(f.text)
+                if final is not None and at.key(final) not in shared and at.is_gold(final, f.text):
                     hit = True
                 else:
                     hit = (
-                        not _numeric(f.text)
+                        not at.numeric(f.text)
                         and form not in p.options
-                        and _word_in(form, _norm(body))
-                        and not _word_in(form, before)
+                        and at.word_in(form, at.norm(body))
+                        and not at.word_in(form, before)
                     )
                 if hit:
                     heading = m.group("h").strip().capitalize()
-                    return Leak(_where(role), f"in a {heading!r} section", f.what, _short(m.group(0).strip()))
+                    return Leak(_where(role), f"in a {heading!r} section", f.what, at.short(m.group(0).strip()))
     return None
 
 
@@ -354,12 +244,12 @@ def _verbatim(p: _Prompt, forms: list[Form]) -> list[tuple[Form, str]]:
     out = []
     forms = sorted(forms, key=lambda f: -len(f.text))
     for f in forms:
-        form = _norm(f.text)
-        if form in p.options or len(_key(form)) < 1:
+        form = at.norm(f.text)
+        if form in p.options or len(at.key(form)) < 1:
             continue
-        if _long(form) and _word_in(form, p.own):
+        if _long(form) and at.word_in(form, p.own):
             out.append((f, "verbatim"))
-        elif _word_in(form, p.added):
+        elif at.word_in(form, p.added):
             out.append((f, "added"))
     return out
 
@@ -369,7 +259,7 @@ def _verbatim(p: _Prompt, forms: list[Form]) -> list[tuple[Form, str]]:
 
 def _shared_texts(rows: list[Row]) -> set[str]:
     """Messages several rows show word for word (a system prompt, shared few-shot examples)."""
-    texts = Counter(_norm(t) for row in rows for t in {_content(m) for m in row.prompt})
+    texts = Counter(at.norm(t) for row in rows for t in {at.content(m) for m in row.prompt})
     return {t for t, n in texts.items() if n > 1}
 
 
@@ -384,18 +274,18 @@ def _shared_answers(rows: list[Row], golds: dict[int, str | None], shared_texts:
     shared = set()
     for row in rows:
         for m in row.prompt:
-            text = _content(m)
-            values = {_key(v) for _, v in _answers(text)}
-            if _norm(text) in shared_texts:
+            text = at.content(m)
+            values = {at.key(v) for _, v in at.answers(text)}
+            if at.norm(text) in shared_texts:
                 shared |= values
             for key in values:
                 carriers.setdefault(key, []).append(str(golds.get(row.index) or ""))
     for key, carried in carriers.items():
-        spellings = Counter(_key(g) for g in carried)
+        spellings = Counter(at.key(g) for g in carried)
         if len(spellings) > SPELLINGS:
             shared.add(key)
             continue
-        as_gold = sum(n for g, n in spellings.items() if _is_gold(key, g))
+        as_gold = sum(n for g, n in spellings.items() if at.is_gold(key, g))
         if len(carried) - as_gold >= as_gold:
             shared.add(key)
     return shared
@@ -409,7 +299,7 @@ def _carried_elsewhere(
     mine = others = 0
     for k in sample:
         text = prompts[k].own if where == "verbatim" else prompts[k].added
-        if _word_in(form, text):
+        if at.word_in(form, text):
             if k in owners.get(form, ()):
                 mine += 1
             else:
@@ -427,7 +317,7 @@ def find_leaks(rows: list[Row], golds: dict[int, str | None], forms_of: FormsOf 
     owners: dict[str, set[int]] = {}
     for k, fs in enumerate(forms):
         for f in fs:
-            owners.setdefault(_norm(f.text), set()).add(k)
+            owners.setdefault(at.norm(f.text), set()).add(k)
     step = max(1, len(checked) // MAX_CARRIER_ROWS)
     sample = list(range(0, len(checked), step))
     verdicts: dict[tuple[str, str], bool] = {}  # (form, where) -> shared with other rows
@@ -441,12 +331,12 @@ def find_leaks(rows: list[Row], golds: dict[int, str | None], forms_of: FormsOf 
         )
         if leak is None:
             for f, where in _verbatim(p, forms[k]):
-                key = (_norm(f.text), where)
+                key = (at.norm(f.text), where)
                 if key not in verdicts:
                     verdicts[key] = _carried_elsewhere(key[0], where, prompts, owners, sorted({*sample, k}))
                 if not verdicts[key]:
                     how = "shown verbatim" if where == "verbatim" else "added to the row's own text"
-                    leak = Leak(_where("user"), how, f.what, repr(_short(f.text)))
+                    leak = Leak(_where("user"), how, f.what, repr(at.short(f.text)))
                     break
         if leak is not None:
             found[row.index] = leak
