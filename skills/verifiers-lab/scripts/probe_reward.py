@@ -42,7 +42,7 @@ partial credit, lower-case letters count; scoring is deterministic; one completi
 same before and after another row is scored (state_leak); values are finite; no function
 raised (even when the classic Rubric swallowed it); no function hangs or is slow. The
 data's most common golds and a refusal it counts as right, given to every row of the whole
-data, must not be paid where the gold differs nor earn a share worth learning; a skewed
+data, must not be paid where the gold differs (a share worth learning warns); a skewed
 majority class warns with its share and the number of classes (constant_answer). A scoreboard of the mean reward per probe family (gold, wrong, each hack,
 near misses, malformed, equivalent forms), families close to the gold marked, heads the
 report (data.scoreboard in --json).

@@ -11,9 +11,10 @@ the whole data it earns the top reward on is estimated from the two.
 Verdicts, per reply:
 
 - it earns the reward where the data says it is wrong: fail (the reward pays a constant answer);
-- open answers (text, numbers, code, a judge's prose): a reply earning the reward on ``FAIL_SHARE`` of the data or
-  more is a shortcut worth learning: fail; ``WARN_SHARE`` or more warns (a refusal-style reply says so); on fewer
-  than ``MIN_ROWS`` rows it is no shortcut (a tiny data set's repeated gold);
+- open answers (text, numbers, code, a judge's prose): a reply earning the reward, only where the data says it is
+  right, on ``STEP_SHARE`` of the data or more is a shortcut worth learning: a warning and a next step (the reward
+  is right; the data makes the shortcut, so it is no exit 1); ``WARN_SHARE`` or more warns (a refusal-style reply
+  says so); on fewer than ``MIN_ROWS`` rows it is no shortcut (a tiny data set's repeated gold);
 - closed answers (labels, option keys): the majority class is every policy's baseline: a warning when the classes
   are skewed (the majority's share ``SKEW`` above an even split), naming the class, its share and the number of
   classes, else a pass with the same figures.
@@ -34,7 +35,7 @@ from vlab.kinds.number.equivalence import same_value
 TOP_GOLDS = 3  # the most common golds tried as constant replies
 SCORED_ROWS = 200  # rows scored per reply where the data says it is right, and as many where it is wrong
 JUDGE_ROWS = 6  # ... with a judge (each scoring is a judge call)
-FAIL_SHARE = 0.10  # a constant reply earning the reward on this share of an open-answer data fails
+STEP_SHARE = 0.10  # a constant reply earning the reward on this share of an open-answer data: a next step too
 WARN_SHARE = 0.05  # ... warns from this share
 MIN_ROWS = 10  # ... and on at least this many rows (in a tiny data set one repeated gold is a large share)
 SKEW = 0.2  # closed answers: the majority share this far above 1/classes warns
@@ -262,10 +263,11 @@ def _verdict(result: Result, replies: list[Reply], rows: list[Row], golds: dict[
     message = f"the constant reply {_figures(worst, n)}"
     if share * n < MIN_ROWS:
         result.passed("constant_answer", message + f" (under {MIN_ROWS} rows: no shortcut a policy learns)")
-    elif share >= FAIL_SHARE:
-        result.fail(
+    elif share >= STEP_SHARE:
+        result.warn(
             "constant_answer",
-            message + f": {kind}, a shortcut worth learning (at least {FAIL_SHARE:.0%} of the reward)",
+            message + f": {kind}, a shortcut worth learning (at least {STEP_SHARE:.0%} of the reward; the reward pays "
+            "it only where the data counts it right)",
             "take the rows whose answer it is out of the training data (or most of them), or score it below a real "
             "answer; every figure is in data.constant_answer",
         )
