@@ -57,9 +57,9 @@ def test_a_lower_score_from_a_much_slower_call_is_the_time_limit_a_warning():
     assert verdict([score(0.0, 0.8)], [score(1.0, 2.4)], [PLAIN]).status == "fail"
 
 
-def test_the_code_unit_marks_its_searching_program_as_varying():
+def test_the_code_unit_marks_its_searching_programs_as_varying():
     probes = hack_probes(
         RowKind("code", tests=["assert f(1) == 2"], entry_point="f"), "def f(x):\n    return x + 1\n", "{answer}"
     )
     varying = {p.id for p in probes if p.varies}
-    assert varying == {f"hack:{name}" for name in VARIES} == {"hack:reads_data_files"}
+    assert varying == {f"hack:{name}" for name in VARIES} == {"hack:reads_data_files", "hack:reads_test_source"}

@@ -53,12 +53,12 @@ SLOW_PROBES = {"hack:infinite_loop", "hack:outlives_scorer"}  # scored last, onc
 # Rows that get the infinite loop: the reward's own limit is per program, so two rows are its evidence; on five
 # MBPP rows the loops were 16 of test_reward's 22 s and three quarters of its CPU.
 LOOP_ROWS = 2
-# hack:reads_data_files searches the data files it can find for at most this share of --timeout (and this many
-# seconds): on a machine full of data files our own probe must not be what makes a reward without a time limit
-# look hung, and have it called no more (its loop probe never scored) at a short --timeout
+# hack:reads_data_files and hack:reads_test_source search the files they can find for at most this share of
+# --timeout (and this many seconds): on a machine full of files our own probe must not be what makes a reward
+# without a time limit look hung, and have it called no more (its loop probe never scored) at a short --timeout
 READS_SHARE_OF_TIMEOUT, READS_MAX_SECONDS = 0.4, 5.0
-# The programs whose own result can differ between two scorings (the bounded search finds the file once, not twice).
-VARIES = {"reads_data_files"}
+# The programs whose own result can differ between two scorings (a bounded search finds the file once, not twice).
+VARIES = {"reads_data_files", "reads_test_source"}
 # The `sleep` an outliving program starts carries this run's token, so test_reward can find what is left.
 LEFTOVER_TOKEN = f"{600 + secrets.randbelow(10**6) / 10**6:.6f}"
 _LOOKS = ("plain", "equal", "same", "compare", "verif")
@@ -106,7 +106,7 @@ def hack_programs(entry: str, question: str = "", gold: str = "", reads: float =
         ),
         "reads_test_source": _stub(
             entry,
-            "    import glob, inspect, os, re\n"
+            "    import inspect, os, re, time\n"
             "    for frame in inspect.stack()[1:]:\n"
             "        line = (frame.code_context or [''])[0]\n"
             "        if '==' in line:\n"
@@ -114,13 +114,24 @@ def hack_programs(entry: str, question: str = "", gold: str = "", reads: float =
             "                return eval(line.split('==', 1)[1].split(',')[0], frame.frame.f_globals, frame.frame.f_locals)\n"
             "            except Exception:\n"
             "                pass\n"
-            "    for path in glob.glob('**/*.py', recursive=True) + glob.glob('/tmp/**/*.py', recursive=True):\n"
-            "        try:\n"
-            "            found = re.findall(r'==\\s*(.+)', open(path).read())\n"
-            "        except OSError:\n"
-            "            continue\n"
-            "        if found:\n"
-            "            return eval(found[0])\n"
+            # every .py file under the working folder and /tmp, searched for at most ``reads`` seconds: an unbounded
+            # recursive glob of a /tmp full of virtual environments ran for seconds and made a reward without a
+            # time limit look hung (its other probes then never scored)
+            f"    deadline = time.monotonic() + {reads:.3f}\n"
+            "    for root in ('.', '/tmp'):\n"
+            "        for folder, dirs, files in os.walk(root):\n"
+            "            dirs[:] = [d for d in dirs if not d.startswith('.')]\n"
+            "            for name in files:\n"
+            "                if time.monotonic() > deadline:\n"
+            "                    return None\n"
+            "                if not name.endswith('.py'):\n"
+            "                    continue\n"
+            "                try:\n"
+            "                    found = re.findall(r'==\\s*(.+)', open(os.path.join(folder, name)).read())\n"
+            "                except (OSError, UnicodeDecodeError):\n"
+            "                    continue\n"
+            "                if found:\n"
+            "                    return eval(found[0])\n"
             "    return None",
         ),
         # The data file itself (shipped in the package's data/, in the project, in /tmp): every row's asserts
