@@ -19,7 +19,7 @@ TEST_WORKERS_040 ?= 2
 # 0.4.0 waits run in turn (one process)
 WAITS_WORKERS_031 ?= 6
 
-.PHONY: demo test lint test-031 test-040 test-waits-031 test-waits-040 test-040-once test-once test-load bench clean venvs
+.PHONY: demo test lint test-031 test-040 test-waits-031 test-waits-040 test-031-once test-once test-load bench clean venvs
 
 .venv/vf%/.installed: pyproject.toml
 	@echo ">> creating .venv/vf$* (verifiers==$(VF_$*))" >&2
@@ -39,11 +39,12 @@ demo: .venv/vf031/.installed .venv/vf040/.installed
 # Lint and format check first (fast), then the suite in five runs, started together (make -j4):
 #   test-waits-031,     the tests whose wall time is a hang's bound, stretched by the load average (VLAB_TEST_RUN=waits):
 #   test-waits-040      mostly asleep, started while the load average is still low (0.3.1: a worker per test)
-#   test-031, test-040  every other test that touches verifiers, in each generation's venv (VLAB_TEST_RUN=versioned),
-#                       in TEST_WORKERS_031 / TEST_WORKERS_040 pytest-xdist workers
+#   test-031, test-040  every other test that touches verifiers (VLAB_TEST_RUN=versioned): the classic ones in the
+#                       0.3.1 venv, the v1 and generation-neutral ones in the 0.4.0 venv (tests/conftest.py
+#                       runs_in_this_generation), in TEST_WORKERS_031 / TEST_WORKERS_040 pytest-xdist workers
 #   test-once           the pack's own logic (modules marked "once"), a single time, with verifiers hidden; it runs
-#                       after test-040 (test-040-once), beside the longer 0.3.1 run's end: started at once, it only
-#                       slowed the others (458 s instead of 188)
+#                       after test-031 (test-031-once), beside the longer 0.4.0 run's end (2,770 s of test time
+#                       against 3,550 on 2026-11-29): started at once, it only slowed the others (458 s instead of 188)
 # No test's verdict depends on the machine's speed (learning tests count steps on seeded runs, time limits are
 # bounds on hangs stretched by the load), so the runs may share the cores; `make test-load` proves it beside a
 # CPU hog. At the end: the 20 slowest tests and the suite's wall time (tests/suite_report.py), and a failure if any
@@ -57,7 +58,7 @@ HINTS_TO = VLAB_HINTS_OUT="$(CURDIR)/$(REPORTS)/hints-$(1).jsonl"
 
 test: lint .venv/vf031/.installed .venv/vf040/.installed
 	@rm -rf $(REPORTS) && mkdir -p $(REPORTS) && date +%s > $(REPORTS)/started
-	@$(MAKE) --no-print-directory -k -j4 -Otarget test-waits-031 test-waits-040 test-031 test-040-once; rc=$$?; \
+	@$(MAKE) --no-print-directory -k -j4 -Otarget test-waits-031 test-waits-040 test-040 test-031-once; rc=$$?; \
 	  PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" .venv/vf040/bin/python tests/hint_commands.py $(REPORTS)/hints-*.jsonl \
 	  || rc=1; .venv/vf040/bin/python tests/suite_report.py $(REPORTS) $$(cat $(REPORTS)/started); \
 	  written=$$(find skills -name '*.pyc' -newer $(REPORTS)/started); if [ -n "$$written" ]; then \
@@ -89,8 +90,8 @@ test-waits-040: .venv/vf040/.installed
 	PATH="$(CURDIR)/.venv/vf040/bin:$$PATH" VLAB_TEST_RUN=waits $(call HINTS_TO,waits-vf040) \
 	  .venv/vf040/bin/python $(call PYTEST_RUN,waits-vf040)
 
-test-040-once:
-	@$(MAKE) --no-print-directory test-040; rc=$$?; $(MAKE) --no-print-directory test-once || rc=1; exit $$rc
+test-031-once:
+	@$(MAKE) --no-print-directory test-031; rc=$$?; $(MAKE) --no-print-directory test-once || rc=1; exit $$rc
 
 test-once: .venv/vf040/.installed
 	@mkdir -p $(REPORTS)
