@@ -124,8 +124,10 @@ from fractions import Fraction
 
 WALL_FACTOR = 1.5  # a sleeping or blocked program is stopped after this many times its CPU-time limit
 # Past that bound a program that used at least CPU_SHARE of a core in the last slice is computing on a busy machine,
-# not stuck: it gets more slices (RLIMIT_CPU ends it), up to WALL_CAP x its limit of wall time in all.
-CPU_SHARE, WALL_CAP = 0.05, 20.0
+# not stuck: it gets more slices (RLIMIT_CPU ends it), up to WALL_CAP x its limit of wall time in all. A sleeping or
+# blocked program uses none; 1%, not 5%: beside a test suite's sessions and 4 hogs a core in sessions of their own,
+# a computing program once got under 5% of a core in a slice and was stopped as if it slept.
+CPU_SHARE, WALL_CAP = 0.01, 20.0
 MAX_MESSAGE = 64 << 20
 MAX_DEPTH = 100
 MAX_RANGE = 10_000_000  # a range as long as a list one message could carry: the tests may list() or sum() it here
