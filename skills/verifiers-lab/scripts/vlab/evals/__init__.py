@@ -8,8 +8,9 @@ The modules, in the order the data flows:
   shared by both readers.
 - ``read``: stream the rollouts of every shape as one typed record (``EvalRow``), with ``ReadStats``
   of what was skipped.
-- ``batches``: the fast msgspec column readers of classic shapes and v1 traces, a chunk of lines at a time
-  (``line_chunks``: a plain file is mapped, not copied); each falls back to ``read`` for a chunk it cannot take.
+- ``chunks``: a file as chunks of whole lines (``line_chunks``: a plain file is mapped, not copied) and byte ranges.
+- ``batches``, ``v1batches``: the fast msgspec column readers of classic shapes and of v1 traces, a chunk at a time;
+  each falls back to ``read`` for a chunk it cannot take.
 - ``columns``: rollouts as compact array columns (``Columns``), collected in parallel for big files.
 - ``stats``: distributions, inferred weights, GRPO group statistics and pass@k as frozen records.
 - ``analysis``: the frozen ``Analysis`` of a run, and which function is correctness
