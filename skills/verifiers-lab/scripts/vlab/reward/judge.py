@@ -73,8 +73,8 @@ def env_args(
     if settings.model or settings.stub:
         out["judge_model"] = settings.model or STUB_MODEL
     if settings.stub and env_spec and LIMIT_ARG in _module_text(env_spec):
-        # stretched by the load as our own bounds are: on a busy machine an instant stub answer can take
-        # seconds to reach the reward, and the environment's limit must not turn that into an error; at most
+        # stretched by the load (the environment's limit is a wall clock): on a busy machine an instant stub answer
+        # can take seconds to reach the reward, and the environment's limit must not turn that into an error; at most
         # ``ceiling`` (half test_reward's own bound), so the judge_hang probe still ends inside that bound
         out[LIMIT_ARG] = round(min(STUB_LIMIT * load_scale(), ceiling or float("inf")), 1)
     return out

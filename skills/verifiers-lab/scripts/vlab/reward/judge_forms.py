@@ -110,8 +110,8 @@ def time_limit_check(result: Result, env, opts, server: JudgeServer, row_gold, f
     from vlab.reward.probes import slow_bound
 
     bound = slow_bound(opts.timeout)
-    # held until the server stops: past test_reward's bound however far the machine's load stretches it
-    # (core.installed.load_scale), so only the reward's own limit can end the call in time
+    # held until the server stops: past test_reward's bound however long a busy machine lets the call run
+    # (env.evidence: a starved call gets up to bound x stretch()), so only the reward's own limit can end it in time
     server.hang_seconds = 3600.0
     row, gold = row_gold
     start = time.perf_counter()
